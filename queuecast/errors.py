@@ -1,0 +1,47 @@
+"""The service's error hierarchy and its one mapping to HTTP.
+
+Core packages raise plain Python exceptions (``traces.core.swf.SwfFormatError``,
+...). Services wrap them in :class:`QueuecastError` subclasses; this handler turns
+them into DRF-shaped bodies (``{"detail": ..., "field": ..., "line": ...}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class QueuecastError(Exception):
+    """Base of the service's own errors; ``status_code`` picks the HTTP status."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, detail: str, **context: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.context = {k: v for k, v in context.items() if v is not None}
+
+
+class InvalidInput(QueuecastError):
+    """The request names something that cannot be used (a field, a line, a range)."""
+
+
+class NotFoundError(QueuecastError):
+    status_code = status.HTTP_404_NOT_FOUND
+
+
+class ConflictError(QueuecastError):
+    status_code = status.HTTP_409_CONFLICT
+
+
+class TooLarge(QueuecastError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, QueuecastError):
+        return Response({"detail": exc.detail, **exc.context}, status=exc.status_code)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,161 @@
+"""Django settings, read from the environment (see ``queuecast/env.py``).
+
+No environment gives the embedded default: a SQLite file beside the project and
+Celery tasks run in-process. ``DATABASE_URL=postgres://...`` switches to
+PostgreSQL, ``CELERY_BROKER_URL=redis://...`` to a real broker and worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from queuecast.env import (
+    ConfigError,
+    env_bool,
+    env_dir,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("QUEUECAST_DEBUG", True)
+SECRET_KEY = env_str("QUEUECAST_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ConfigError("QUEUECAST_SECRET_KEY must be set when QUEUECAST_DEBUG is off")
+    SECRET_KEY = "queuecast-insecure-development-key"
+ALLOWED_HOSTS = env_list("QUEUECAST_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "queuecast",
+    "traces",
+    "predictor",
+    "jobmolding",
+    "holdqueue",
+    "pyss_adapter",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "queuecast.urls"
+WSGI_APPLICATION = "queuecast.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+# --- database -----------------------------------------------------------------
+_database_url = env_url("DATABASE_URL", {"postgres", "postgresql", "sqlite"})
+if _database_url:
+    DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env_str("QUEUECAST_SQLITE_PATH", str(BASE_DIR / "queuecast.sqlite3")),
+            "OPTIONS": {"timeout": 30},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+# --- uploads ------------------------------------------------------------------
+QUEUECAST_MAX_UPLOAD_MB = env_int("QUEUECAST_MAX_UPLOAD_MB", 512, minimum=1)
+QUEUECAST_MAX_UPLOAD_BYTES = QUEUECAST_MAX_UPLOAD_MB * 1024 * 1024
+QUEUECAST_MAX_TRACES_PER_USER = env_int("QUEUECAST_MAX_TRACES_PER_USER", 100, minimum=1)
+QUEUECAST_MAX_JOBS_PER_TRACE = env_int("QUEUECAST_MAX_JOBS_PER_TRACE", 5_000_000, minimum=1)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024  # larger uploads spill to a temp file
+DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+QUEUECAST_UPLOAD_DIR = env_dir("QUEUECAST_UPLOAD_DIR", str(BASE_DIR / "uploads"))
+
+# Real PWA traces used by tests and benchmarks (never committed): one setting.
+QUEUECAST_TRACES_DIR = env_dir("QUEUECAST_TRACES_DIR", str(BASE_DIR.parent / "shared" / "traces"))
+# Where fetch_trace downloads from: the Parallel Workloads Archive's URL pattern.
+QUEUECAST_PWA_BASE_URL = env_str(
+    "QUEUECAST_PWA_BASE_URL", "https://www.cs.huji.ac.il/labs/parallel/workload"
+)
+
+# --- REST framework -----------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "queuecast.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Queuecast API",
+    "DESCRIPTION": "Queue-wait and runtime prediction for supercomputer jobs.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Celery -------------------------------------------------------------------
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", {"redis", "rediss", "amqp", "memory"})
+CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", {"redis", "rediss", "db", "rpc"})
+# Embedded default: no broker configured -> tasks run in-process, eagerly.
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL is None)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+if CELERY_BROKER_URL is None:
+    CELERY_BROKER_URL = "memory://"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("QUEUECAST_LOG_LEVEL", "WARNING")},
+}

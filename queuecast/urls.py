@@ -1,0 +1,26 @@
+from importlib import import_module
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+
+from queuecast.router import router
+
+# Each app's routes module registers its viewsets on the shared router.
+for _app in ("traces", "predictor", "pyss_adapter", "jobmolding", "holdqueue"):
+    try:
+        import_module(f"{_app}.routes")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{_app}.routes":
+            raise
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/token/", obtain_auth_token, name="api-token"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/", include(router.urls)),
+    path("", include("traces.pages")),
+]
