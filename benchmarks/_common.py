@@ -1,0 +1,32 @@
+"""Helpers shared by the benchmark scripts (run them from the project root)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def traces_dir() -> Path:
+    """The shared traces folder: QUEUECAST_TRACES_DIR, else ../shared/traces."""
+    path = Path(os.environ.get("QUEUECAST_TRACES_DIR") or ROOT.parent / "shared" / "traces")
+    if not path.is_dir():
+        sys.exit(f"traces folder not found: {path} (set QUEUECAST_TRACES_DIR)")
+    return path
+
+
+def largest_trace() -> Path:
+    return max(traces_dir().glob("*.swf*"), key=lambda p: p.stat().st_size)
+
+
+def table(rows: list[dict], columns: list[str]) -> str:
+    """A plain fixed-width table."""
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
+    lines.append("  ".join("-" * widths[c] for c in columns))
+    lines += ["  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns) for r in rows]
+    return "\n".join(lines)
