@@ -23,6 +23,8 @@ def traces_dir() -> Path | None:
 def shared_traces() -> Path:
     """Skip (with the reason) when the real traces are not on this machine."""
     path = traces_dir()
+    if path is None and os.environ.get("QUEUECAST_REQUIRE_TRACES") == "1":
+        pytest.fail("QUEUECAST_REQUIRE_TRACES=1 but no traces in QUEUECAST_TRACES_DIR")
     if path is None:
         pytest.skip(
             "real PWA traces not found: set QUEUECAST_TRACES_DIR to a folder of .swf.gz files "
