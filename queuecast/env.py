@@ -58,7 +58,9 @@ def env_url(name: str, schemes: set[str]) -> str | None:
         return None
     scheme = urlparse(raw).scheme
     if scheme not in schemes:
-        raise ConfigError(f"{name}={raw!r}: scheme must be one of {sorted(schemes)}, got {scheme!r}")
+        raise ConfigError(
+            f"{name}={raw!r}: scheme must be one of {sorted(schemes)}, got {scheme!r}"
+        )
     return raw
 
 

@@ -18,13 +18,21 @@ ProgressFn = Callable[[float], None]
 @contextmanager
 def progress_bar(description: str, *, disable: bool = False) -> Iterator[ProgressFn]:
     """A tqdm bar driven by fractions in [0, 1]; yields the callback."""
-    bar = tqdm(total=1000, desc=description, unit="‰", file=sys.stderr, disable=disable,
-               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}")
+    bar = tqdm(
+        total=1000,
+        desc=description,
+        unit="‰",
+        file=sys.stderr,
+        disable=disable,
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}",
+    )
     try:
+
         def update(fraction: float) -> None:
             target = int(max(0.0, min(1.0, fraction)) * 1000)
             if target > bar.n:
                 bar.update(target - bar.n)
+
         yield update
         update(1.0)
     finally:
