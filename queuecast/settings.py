@@ -150,6 +150,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# With acks_late, Redis hands a message to another worker after this many seconds
+# unacknowledged (a killed worker's ingest is retried; claims make a duplicate harmless).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("QUEUECAST_CELERY_VISIBILITY_TIMEOUT", 3600, minimum=60)
+}
 if CELERY_BROKER_URL is None:
     CELERY_BROKER_URL = "memory://"
 

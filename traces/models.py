@@ -20,6 +20,9 @@ class Trace(LongRun):
     machine_procs = models.PositiveIntegerField(null=True, blank=True)
     utilisation = models.FloatField(null=True, blank=True)
     ingest_report = models.JSONField(default=dict, blank=True)
+    # The ingest task's input: where the upload waits and how strictly to parse it.
+    upload_path = models.CharField(max_length=1000, blank=True, default="")
+    lenient = models.BooleanField(default=False, help_text="Skip malformed lines, report them.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -37,7 +40,8 @@ class Trace(LongRun):
 class Job(models.Model):
     """One SWF record. Field numbers are those of the SWF definition; -1 = missing."""
 
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="jobs")
+    # No index of its own: the (trace, submit_time) index serves lookups by trace.
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="jobs", db_index=False)
     job_number = models.BigIntegerField()  # 1
     submit_time = models.FloatField()  # 2, seconds since the trace start
     wait_time = models.FloatField()  # 3

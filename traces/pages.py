@@ -1,3 +1,101 @@
-from django.urls import path  # noqa: F401
+"""Browser pages: the trace list with an upload form, a trace's detail, delete.
 
-urlpatterns: list = []
+They call the same services as the API; the list and a trace being ingested
+refresh themselves until the ingest is over.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from django.views.decorators.http import require_POST
+
+from queuecast.errors import QueuecastError
+from queuecast.longrun import Status
+from traces import services
+from traces.models import Trace
+from traces.permissions import can_change
+from traces.views import SwfRenderer, TraceViewSet
+
+app_name = "traces"
+REFRESH_S = 3
+BUSY = (Status.PENDING, Status.RUNNING)
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(help_text="SWF log, .swf or .swf.gz")
+    name = forms.CharField(max_length=200, required=False, help_text="Default: the file name")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    lenient = forms.BooleanField(required=False, help_text="Skip malformed lines, report them")
+
+
+@login_required
+def trace_list(request: HttpRequest, form: UploadForm | None = None) -> HttpResponse:
+    traces = Trace.objects.select_related("owner").order_by("-created_at")
+    busy = traces.filter(status__in=BUSY).exists()
+    context = {
+        "traces": traces,
+        "form": form or UploadForm(),
+        "refresh_s": REFRESH_S if busy else None,
+    }
+    return render(request, "traces/list.html", context)
+
+
+@login_required
+@require_POST
+def trace_upload(request: HttpRequest) -> HttpResponse:
+    form = UploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = dict(form.cleaned_data)
+        try:
+            trace = services.accept_upload(data.pop("file"), owner=request.user, **data)
+        except QueuecastError as exc:
+            form.add_error(
+                exc.context.get("field") if exc.context.get("field") in form.fields else None,
+                exc.detail,
+            )
+        else:
+            messages.info(request, f"Uploaded {trace.name}; ingest started.")
+            return redirect("traces:trace-detail", pk=trace.pk)
+    return trace_list(request, form=form)
+
+
+@login_required
+def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = get_object_or_404(Trace.objects.select_related("owner"), pk=pk)
+    context = {
+        "trace": trace,
+        "report": trace.ingest_report or {},
+        "can_change": can_change(request.user, trace),
+        "refresh_s": REFRESH_S if trace.status in BUSY else None,
+    }
+    return render(request, "traces/detail.html", context)
+
+
+@login_required
+@require_POST
+def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = get_object_or_404(Trace, pk=pk)
+    if not can_change(request.user, trace):
+        raise PermissionDenied("Only the trace's owner or a staff user may delete it.")
+    trace.delete()
+    messages.info(request, f"Deleted {trace.name}.")
+    return redirect("traces:trace-list")
+
+
+# The API's router always appends "/" (DRF takes trailing_slash as a bool), so the
+# export's file-like address /api/traces/{id}/export.swf is routed here as well.
+export_swf = TraceViewSet.as_view({"get": "export"}, detail=True, renderer_classes=[SwfRenderer])
+
+urlpatterns = [
+    path("api/traces/<str:pk>/export.swf", export_swf, name="export-swf"),
+    path("", trace_list, name="trace-list"),
+    path("upload/", trace_upload, name="trace-upload"),
+    path("traces/<int:pk>/", trace_detail, name="trace-detail"),
+    path("traces/<int:pk>/delete/", trace_delete, name="trace-delete"),
+]
