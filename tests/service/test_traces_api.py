@@ -150,7 +150,7 @@ def test_detail_shows_counts_span_size_utilisation_and_report(alice, small) -> N
     assert body["machine_procs"] == 64
     assert 0 < body["utilisation"] < 1
     assert body["ingest_report"]["job_lines"] == SMALL_JOBS
-    assert body["jobs_url"].endswith(f"/api/traces/{small.pk}/jobs/")
+    assert body["jobs_url"].rstrip("/").endswith(f"/api/traces/{small.pk}/jobs")
     assert body["export_url"].endswith(f"/api/traces/{small.pk}/export.swf")
 
 
