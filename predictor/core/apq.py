@@ -1,0 +1,373 @@
+"""APQ, Adaptive Prediction of Queue waits (seed 002 "Queue waiting time predictions";
+spec ``wait-prediction.md``). Implements :class:`predictor.core.wait_types.WaitMethod`.
+
+For a target arriving at ``t`` in queue q:
+
+1. history = the most recent ``history_size`` jobs of q that started by ``t`` and arrived
+   on an earlier row (``submit_j + wait_j <= t``: their wait is known); fewer than
+   ``min_history`` -> ``fallback_median``;
+2. distances D to every history job (:mod:`predictor.core.apq_distance`), by summaries or,
+   when the histogram distances are spread out enough, by distributions;
+3. DBSCAN structure check on the nearest ``1% + 1`` (:mod:`predictor.core.apq_structure`);
+4. good structure -> ``stddev`` minimiser; otherwise the *chain*: "spec" = ``regression``,
+   and if that is unusable the ``weighted_avg`` of the k nearest; or "median" = the
+   ``weighted_median`` of the k nearest (our measured addition, docs/apq.md)
+   (:mod:`predictor.core.apq_predictors`).
+
+``fit`` chooses the chain, its k and the spread threshold between summaries and
+distributions by AAE on tuning-part targets only (the second half of the tuning part, so
+they have history); parameters fix any of them instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from predictor.core import apq_distance as dist
+from predictor.core import apq_predictors as pred
+from predictor.core.apq_structure import check_structure
+from predictor.core.state import StateSweep, state_at
+from predictor.core.wait_params import APQParams
+from predictor.core.wait_types import WaitContext, WaitPrediction
+
+MODES = ("summaries", "distributions")
+
+
+@dataclass
+class Target:
+    """One prediction's inputs: the state at ``t`` and the history bound (rows < n_before)."""
+
+    features: np.ndarray
+    hist: np.ndarray
+    queue: int
+    t: float
+    n_before: int
+    values: list[np.ndarray] | None = None  # exact value sets, for hist_mode="union"
+
+
+@dataclass
+class Answer:
+    """One distance mode's answer. ``name`` is final for "stddev" and "fallback_median"
+    ("open" otherwise: the chain and k, chosen in ``fit``, pick among the rest)."""
+
+    name: str
+    wait_s: float | None
+    support: int
+    regression: tuple[float, int] | None = None
+    wavg: np.ndarray | None = None  # over APQ.ks("spec")
+    wmed: np.ndarray | None = None  # over APQ.ks("median")
+
+
+class HistoryIndex:
+    """Per-queue rows in start order, and the adaptive-weight cache, for one trace."""
+
+    def __init__(self, sweep: StateSweep, params: APQParams) -> None:
+        a = sweep.arrays
+        self.sweep, self.params = sweep, params
+        self.wait = np.where(a.present, a.start - a.submit, np.nan)
+        rows = np.flatnonzero(a.present)
+        self.by_queue: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for q in np.unique(a.queue):
+            mine = rows[a.queue[rows] == q]
+            order = np.lexsort((mine, a.start[mine]))
+            self.by_queue[int(q)] = (mine[order], a.start[mine][order])
+        self._weights: dict[tuple[int, int], np.ndarray] = {}
+
+    def history(self, queue: int, t: float, n_before: int) -> np.ndarray:
+        """Rows (start order) of the latest ``history_size`` jobs started by t, rows < n_before."""
+        rows, starts = self.by_queue.get(queue, (np.zeros(0, np.int64), np.zeros(0)))
+        p = int(np.searchsorted(starts, t, side="right"))
+        cand = rows[max(0, p - self.params.history_size - 256) : p]
+        return cand[cand < n_before][-self.params.history_size :]
+
+    def weights(self, queue: int, n_before: int) -> np.ndarray:
+        """Weights as of the last multiple of ``weight_every_rows`` at or before n_before.
+
+        Tied to row blocks, not to the order of predictions, so a prediction never depends
+        on which other targets were asked for.
+        """
+        block = n_before // self.params.weight_every_rows * self.params.weight_every_rows
+        key = (queue, block)
+        if key not in self._weights:
+            t = self.sweep.arrays.submit[min(block, self.sweep.arrays.n - 1)]
+            rows = self.history(queue, t, block)
+            x, y = self.sweep.summary[rows], self.wait[rows]
+            self._weights[key] = dist.spearman_weights(x, y, self.params.user_weight_keep)
+        return self._weights[key]
+
+
+class APQ:
+    """The APQ wait predictor. Parameters: any field of :class:`APQParams`.
+
+    Learned in ``fit`` (tuning part only): ``chain_`` ("spec" or "median", what answers
+    without a good structure), ``k_``, ``spread_threshold_`` (distributions when the
+    histogram-distance spread exceeds it) and ``tuning_`` (the AAE grid).
+    """
+
+    name = "apq"
+
+    def __init__(self, **params: Any) -> None:
+        self.params = APQParams(**params)
+        self._index: tuple[StateSweep, HistoryIndex] | None = None
+
+    # ------------------------------------------------------------------ plumbing
+    def index(self, sweep: StateSweep) -> HistoryIndex:
+        if self._index is None or self._index[0] is not sweep:
+            self._index = (sweep, HistoryIndex(sweep, self.params))
+        return self._index[1]
+
+    @staticmethod
+    def trace_target(sweep: StateSweep, i: int, union: bool) -> Target:
+        a = sweep.arrays
+        values = sweep.hist_values(i) if union else None
+        return Target(sweep.summary[i], sweep.hist[i], int(a.queue[i]), a.submit[i], i, values)
+
+    def ks(self, chain: str) -> tuple[int, ...]:
+        base = self.params.k_candidates if chain == "spec" else self.params.median_k_candidates
+        extra = () if self.params.k is None else (self.params.k,)
+        return tuple(sorted(set(base) | set(extra)))
+
+    def chains(self) -> tuple[str, ...]:
+        return (self.params.chain,) if self.params.chain else ("spec", "median")
+
+    def chosen(self) -> tuple[str, int, float]:
+        """(chain, k, spread threshold): fixed parameters, else learned, else defaults."""
+        p = self.params
+        chain = p.chain or getattr(self, "chain_", "spec")
+        k = p.k if p.k is not None else getattr(self, "k_", self.ks(chain)[0])
+        thr = (
+            p.spread_threshold
+            if p.spread_threshold is not None
+            else getattr(self, "spread_threshold_", np.inf)
+        )
+        return chain, k, thr
+
+    # ------------------------------------------------------------------ one target
+    def candidates(
+        self,
+        idx: HistoryIndex,
+        tgt: Target,
+        modes: tuple[str, ...] | None = None,
+        chains: tuple[str, ...] | None = None,
+    ) -> tuple[dict[str, Answer], float, int]:
+        """Answers per distance mode for one target (the chosen mode and chain when None),
+        the histogram-distance spread (NaN when not computed) and the history size."""
+        p = self.params
+        chain, _, thr = self.chosen()
+        rows = idx.history(tgt.queue, tgt.t, tgt.n_before)
+        if len(rows) < p.min_history:
+            a = idx.sweep.arrays
+            value, support = pred.fallback_median(
+                idx.wait[rows],
+                a.procs[rows],
+                tgt.features[0],
+                p.size_class_edges,
+                p.fallback_recent,
+            )
+            answer = Answer("fallback_median", value, support)
+            return {m: answer for m in modes or MODES}, np.nan, len(rows)
+        w = idx.weights(tgt.queue, tgt.n_before)
+        x, wait = idx.sweep.summary[rows], idx.wait[rows]
+        d = dist.feature_distances(tgt.features, x)
+        spread, hd = np.nan, None
+        if (modes is not None and "distributions" in modes) or (modes is None and thr < np.inf):
+            hd = self._hist_distances(idx, tgt, rows)
+            spread = dist.distribution_spread(hd)
+        if modes is None:
+            modes = ("distributions",) if hd is not None and spread > thr else ("summaries",)
+        out: dict[str, Answer] = {}
+        for mode in modes:
+            d_mode = d
+            if mode == "distributions":
+                d_mode = d.copy()
+                d_mode[:, dist.QUEUE_FEATURES] = hd
+            out[mode] = self._answer(
+                dist.combine(d_mode, w), wait, x, tgt.features, w, chains or (chain,)
+            )
+        return out, spread, len(rows)
+
+    def _hist_distances(self, idx: HistoryIndex, tgt: Target, rows: np.ndarray) -> np.ndarray:
+        if self.params.hist_mode == "union":
+            values = tgt.values if tgt.values is not None else []
+            return dist.hist_distances_union(values, idx.sweep, rows, self.params.hist_bins)
+        return dist.hist_distances_fixed(tgt.hist, idx.sweep.hist[rows])
+
+    def _answer(
+        self,
+        d: np.ndarray,
+        wait: np.ndarray,
+        x: np.ndarray,
+        x_t: np.ndarray,
+        w: np.ndarray,
+        chains: tuple[str, ...],
+    ) -> Answer:
+        p = self.params
+        n_near = min(len(d), int(p.nearest_fraction * len(d)) + p.nearest_extra)
+        near = np.argpartition(d, n_near - 1)[:n_near]
+        st = check_structure(
+            d[near],
+            wait[near],
+            p.dbscan_eps,
+            p.dbscan_min_samples,
+            p.good_no_outlier_mean_d,
+            p.good_mean_d,
+            p.good_outlier_ratio,
+        )
+        if st.good:
+            got = pred.stddev_minimiser(
+                d[near], wait[near], st.labels, p.window_width, p.window_max_start
+            )
+            if got is not None:
+                return Answer("stddev", *got)
+        answer = Answer("open", None, 0)
+        if "spec" in chains:
+            radii = np.arange(p.radius_start, p.radius_max + 1e-9, p.radius_step)
+            answer.regression = pred.regression(
+                d, x, x_t, wait, w, radii, p.jobs_per_feature, p.ridge_alpha
+            )
+            answer.wavg = pred.weighted_average(d, wait, self.ks("spec"))
+        if "median" in chains:
+            answer.wmed = pred.weighted_median(d, wait, self.ks("median"))
+        return answer
+
+    def resolve(
+        self,
+        answers: dict[str, Answer],
+        spread: float,
+        n_history: int,
+        chain: str | None = None,
+        k: int | None = None,
+        threshold: float | None = None,
+    ) -> tuple[float, str, int, str]:
+        """Final (wait, predictor, support, mode) of one target's answers."""
+        fixed_chain, fixed_k, fixed_thr = self.chosen()
+        chain, k = chain or fixed_chain, k or fixed_k
+        threshold = fixed_thr if threshold is None else threshold
+        if len(answers) == 1:
+            mode = next(iter(answers))
+        else:
+            mode = "distributions" if spread > threshold else "summaries"
+        ans = answers[mode]
+        if ans.name == "fallback_median":
+            return max(ans.wait_s, 0.0), ans.name, ans.support, "none"
+        if ans.name == "stddev":
+            return max(ans.wait_s, 0.0), ans.name, ans.support, mode
+        if chain == "median":
+            return (
+                float(ans.wmed[self.ks("median").index(k)]),
+                "weighted_median",
+                min(k, n_history),
+                mode,
+            )
+        if ans.regression is not None:
+            return ans.regression[0], "regression", ans.regression[1], mode
+        return float(ans.wavg[self.ks("spec").index(k)]), "weighted_avg", min(k, n_history), mode
+
+    # ------------------------------------------------------------------ contract
+    def fit(self, ctx: WaitContext) -> APQ:
+        """Choose the chain, k and the distributions threshold on tuning-part targets only."""
+        p = self.params
+        a = ctx.state.arrays
+        rows = np.arange(ctx.n_tune // 2, ctx.n_tune)
+        rows = rows[a.present[rows]]
+        if len(rows) > p.tune_targets:
+            rows = rows[np.linspace(0, len(rows) - 1, p.tune_targets).astype(int)]
+        self.chain_, self.k_, self.spread_threshold_ = "spec", self.ks("spec")[0], np.inf
+        self.tuning_: dict[str, Any] = {"targets": int(len(rows))}
+        fixed = p.chain is not None and p.k is not None and p.spread_threshold is not None
+        if len(rows) == 0 or fixed:
+            return self
+        idx = self.index(ctx.state)
+        union = p.hist_mode == "union"
+        modes = MODES
+        if p.spread_threshold is not None:
+            modes = ("summaries",) if p.spread_threshold == np.inf else MODES
+        runs = [
+            self.candidates(idx, self.trace_target(ctx.state, int(i), union), modes, self.chains())
+            for i in rows
+        ]
+        actual = idx.wait[rows]
+        grid: dict[tuple[str, int, float], float] = {}
+        for chain, k, thr in self._grid(np.array([s for _, s, _ in runs])):
+            got = np.array([self.resolve(ans, s, n, chain, k, thr)[0] for ans, s, n in runs])
+            grid[(chain, k, thr)] = float(np.mean(np.abs(got - actual)))
+        self.chain_, self.k_, self.spread_threshold_ = min(grid, key=grid.__getitem__)
+        self.tuning_["aae_s"] = {f"{c} k={k} threshold={t:.4g}": v for (c, k, t), v in grid.items()}
+        return self
+
+    def _grid(self, spreads: np.ndarray) -> list[tuple[str, int, float]]:
+        p = self.params
+        finite = spreads[np.isfinite(spreads)]
+        if p.spread_threshold is not None:
+            thresholds = [p.spread_threshold]
+        else:
+            thresholds = [
+                -np.inf
+                if q <= 0
+                else np.inf
+                if q >= 1 or len(finite) == 0
+                else float(np.quantile(finite, q))
+                for q in p.spread_quantiles
+            ]
+        return [
+            (chain, k, thr)
+            for chain in self.chains()
+            for k in ((p.k,) if p.k is not None else self.ks(chain))
+            for thr in thresholds
+        ]
+
+    def predict(
+        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
+    ) -> WaitPrediction:
+        """APQ prediction for each target row; predictor name, support and mode per target."""
+        targets = np.asarray(targets, dtype=np.int64)
+        idx = self.index(ctx.state)
+        union = self.params.hist_mode == "union"
+        n = len(targets)
+        wait_s, support = np.zeros(n), np.zeros(n, dtype=np.int64)
+        names, modes = np.empty(n, dtype=object), np.empty(n, dtype=object)
+        spreads = np.full(n, np.nan)
+        step = max(1, n // 200)
+        for pos, i in enumerate(targets):
+            answers, spreads[pos], n_hist = self.candidates(
+                idx, self.trace_target(ctx.state, int(i), union)
+            )
+            wait_s[pos], names[pos], support[pos], modes[pos] = self.resolve(
+                answers, spreads[pos], n_hist
+            )
+            if progress is not None and pos % step == 0:
+                progress(pos / n)
+        if progress is not None:
+            progress(1.0)
+        return WaitPrediction(
+            wait_s=wait_s,
+            predictor=names,
+            support=support,
+            extra={"mode": modes, "spread": spreads},
+        )
+
+
+def predict_single(ctx: WaitContext, job: dict[str, Any], at: float, apq: APQ) -> WaitPrediction:
+    """APQ prediction (one element) for a hypothetical job arriving at ``at`` in the trace.
+
+    ``job``: user_id, group_id, queue_id (-1 = the only queue), requested_procs,
+    requested_time. The state is computed at ``at`` with the job appended after every row
+    submitted by then; history = jobs started by ``at``. Fits ``apq`` first if it is not
+    fitted (seconds on a large trace: fit once and reuse the instance).
+    """
+    if not hasattr(apq, "k_"):
+        apq.fit(ctx)
+    single = state_at(ctx.state, at, job)
+    queue = int(job.get("queue_id", -1))
+    tgt = Target(single.summary, single.hist, queue, float(at), single.n_arrived, single.values)
+    answers, spread, n_hist = apq.candidates(apq.index(ctx.state), tgt)
+    wait_s, name, support, mode = apq.resolve(answers, spread, n_hist)
+    return WaitPrediction(
+        wait_s=np.array([wait_s]),
+        predictor=np.array([name], dtype=object),
+        support=np.array([support]),
+        extra={"mode": np.array([mode], dtype=object), "spread": np.array([spread])},
+    )

@@ -1,0 +1,109 @@
+"""APQ distances between a target's state and its history jobs' states (spec "Distance").
+
+Features are the 16 summaries of :mod:`predictor.core.state` (spec order). Per feature k:
+
+- k = 0, requested processors: nominal, ``d = 0`` if equal else 1;
+- k >= 1: ``d = |a - b| / (max - min)``, range over the history and the target (0 if flat);
+- in *distributions* mode the six queue-wide summaries (k = 10..15) are replaced by the
+  chi-square distances of the six histograms, each divided by its largest value over the
+  history so it lies in [0, 1].
+
+``D = sqrt(sum_k w_k d_k / sum_k w_k)`` with adaptive weights ``w_k = |Spearman rho|``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.stats import rankdata
+
+from predictor.core import histograms as hg
+
+USER_FEATURES = slice(2, 10)  # spec features 3-10
+QUEUE_FEATURES = slice(10, 16)  # spec features 11-16, paired with histograms 1-6
+
+
+def spearman_weights(x: np.ndarray, wait: np.ndarray, user_keep: float) -> np.ndarray:
+    """(16,) weights ``|rho_s(feature_k, wait)|`` over the history rows ``x`` (m, 16).
+
+    NaN (a constant feature) counts as 0; all zero gives all ones. User features (3-10)
+    keep only weights >= ``user_keep`` x the largest user weight (spec's pruning rule).
+    """
+    if len(wait) < 3:
+        return np.ones(x.shape[1])
+    ranks = rankdata(x, axis=0)
+    ranks = ranks - ranks.mean(axis=0)
+    wr = rankdata(wait)
+    wr = wr - wr.mean()
+    denom = np.sqrt((ranks**2).sum(axis=0) * (wr**2).sum())
+    rho = np.divide(ranks.T @ wr, denom, out=np.zeros(x.shape[1]), where=denom > 0)
+    w = np.abs(np.nan_to_num(rho))
+    user = w[USER_FEATURES]
+    if user.max() > 0:
+        w[USER_FEATURES] = np.where(user >= user_keep * user.max(), user, 0.0)
+    return w if w.sum() > 0 else np.ones_like(w)
+
+
+def feature_distances(target: np.ndarray, history: np.ndarray) -> np.ndarray:
+    """(m, 16) per-feature distances in [0, 1] between the target row and history rows."""
+    lo = np.minimum(history.min(axis=0), target)
+    span = np.maximum(history.max(axis=0), target) - lo
+    d = np.divide(
+        np.abs(history - target), span, out=np.zeros(history.shape, dtype=float), where=span > 0
+    )
+    d[:, 0] = history[:, 0] != target[0]
+    return d
+
+
+def normalise_columns(d: np.ndarray) -> np.ndarray:
+    """Divide each column by its largest value (0 stays 0)."""
+    top = d.max(axis=0)
+    return np.divide(d, top, out=np.zeros_like(d, dtype=float), where=top > 0)
+
+
+def hist_distances_fixed(target_hist: np.ndarray, history_hist: np.ndarray) -> np.ndarray:
+    """(m, 6) normalised chi-square distances on the sweep's fixed bins."""
+    return normalise_columns(hg.chi2_fixed(target_hist, history_hist).astype(float))
+
+
+def hist_distances_union(
+    target_values: list[np.ndarray], sweep: Any, rows: np.ndarray, bins: int
+) -> np.ndarray:
+    """(m, 6) normalised chi-square distances, bins over the union of each pair's values."""
+    a = sweep.arrays
+    w_owner, w_mem = _gather(sweep.w_ptr, sweep.w_members, rows)
+    r_owner, r_mem = _gather(sweep.r_ptr, sweep.r_members, rows)
+    self_owner = np.arange(len(rows))
+    w_owner_all = np.concatenate([w_owner, self_owner])
+    t_w, t_r = a.submit[rows][w_owner], a.submit[rows][r_owner]
+    w_sets = [
+        np.concatenate([a.ert[w_mem], a.ert[rows]]),
+        np.concatenate([a.procs[w_mem], a.procs[rows]]),
+        np.concatenate([t_w - a.submit[w_mem], np.zeros(len(rows))]),
+    ]
+    r_sets = [a.ert[r_mem], a.procs[r_mem], t_r - a.start[r_mem]]
+    m = len(rows)
+    cols = [hg.chi2_union(target_values[k], w_sets[k], w_owner_all, m, bins) for k in range(3)]
+    cols += [hg.chi2_union(target_values[3 + k], r_sets[k], r_owner, m, bins) for k in range(3)]
+    return normalise_columns(np.column_stack(cols))
+
+
+def _gather(
+    ptr: np.ndarray, members: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(owner index into rows, member rows) of the CSR sets of ``rows``, vectorised."""
+    sizes = ptr[rows + 1] - ptr[rows]
+    owner = np.repeat(np.arange(len(rows)), sizes)
+    offsets = np.repeat(ptr[rows] - (np.cumsum(sizes) - sizes), sizes)
+    return owner, members[offsets + np.arange(len(owner))].astype(np.int64)
+
+
+def combine(d: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """(m,) overall distance ``sqrt(sum_k w_k d_k / sum_k w_k)``."""
+    return np.sqrt(np.clip(d @ w / w.sum(), 0.0, None))
+
+
+def distribution_spread(hist_d: np.ndarray) -> float:
+    """How distinct the histograms are: mean over the six of the std of normalised distances."""
+    return float(hist_d.std(axis=0).mean()) if len(hist_d) else 0.0
