@@ -1,0 +1,1 @@
+"""The simulator's numeric core: no Django, DRF or Celery here (style.md)."""

@@ -1,0 +1,53 @@
+"""One entry point: convert, pick a scheduler and estimates, run the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from pyss_adapter.core.conservative import ConservativeScheduler
+from pyss_adapter.core.easy import EasyScheduler
+from pyss_adapter.core.engine import Engine, ReplayResult, Scheduler
+from pyss_adapter.core.estimates import EstimateSource, estimate_source
+from pyss_adapter.core.fcfs import FcfsScheduler
+from pyss_adapter.core.jobs import SimJobs, sim_jobs
+
+SCHEDULERS: dict[str, type] = {
+    "fcfs": FcfsScheduler,
+    "easy": EasyScheduler,
+    "conservative": ConservativeScheduler,
+}
+
+
+def make_scheduler(name: str) -> Scheduler:
+    if name not in SCHEDULERS:
+        raise ValueError(f"scheduler must be one of {tuple(SCHEDULERS)}, got {name!r}")
+    return SCHEDULERS[name]()
+
+
+def replay_jobs(
+    jobs: SimJobs,
+    scheduler: str = "easy",
+    estimates: str | EstimateSource | np.ndarray | Callable | None = "requested",
+    progress: Callable[[float], None] | None = None,
+) -> ReplayResult:
+    """Replay converted jobs; see :class:`pyss_adapter.core.engine.Engine`."""
+    engine = Engine(jobs, make_scheduler(scheduler), estimate_source(estimates), progress=progress)
+    result = engine.run()
+    result.meta.update(mode=jobs.mode, machine_procs=jobs.machine_procs, notes=dict(jobs.notes))
+    return result
+
+
+def replay(
+    jobs: pd.DataFrame,
+    machine_procs: int,
+    *,
+    scheduler: str = "easy",
+    estimates: str | EstimateSource | np.ndarray | Callable | None = "requested",
+    mode: str = "default",
+    progress: Callable[[float], None] | None = None,
+) -> ReplayResult:
+    """Replay an SWF jobs table (``read_swf(...).jobs``) on ``machine_procs`` processors."""
+    return replay_jobs(sim_jobs(jobs, machine_procs, mode), scheduler, estimates, progress)

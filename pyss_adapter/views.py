@@ -1,0 +1,66 @@
+"""Replay API: start one on a trace (202), list your own, read one, delete your own."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from pyss_adapter import services
+from pyss_adapter.models import Replay
+from pyss_adapter.serializers import (
+    ReplayDetailSerializer,
+    ReplayRequestSerializer,
+    ReplaySerializer,
+)
+from traces.models import Trace
+
+
+class IsOwnerOrStaffToChange(BasePermission):
+    message = "Only the replay's owner or a staff user may delete it."
+
+    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+        return bool(request.user and request.user.is_authenticated)
+
+    def has_object_permission(self, request, view, obj) -> bool:  # noqa: ANN001
+        user = request.user
+        return request.method in SAFE_METHODS or user.is_staff or obj.owner_id == user.pk
+
+
+class ReplayViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Replays. The list holds your own (staff: all); any logged-in user reads one by id."""
+
+    permission_classes = [IsOwnerOrStaffToChange]
+
+    def get_queryset(self) -> QuerySet[Replay]:
+        replays = Replay.objects.select_related("owner", "trace")
+        if self.action == "list" and not self.request.user.is_staff:
+            replays = replays.filter(owner=self.request.user)
+        return replays
+
+    def get_serializer_class(self) -> type[ReplaySerializer]:
+        return ReplayDetailSerializer if self.action == "retrieve" else ReplaySerializer
+
+
+class TraceReplayViewSet(viewsets.ViewSet):
+    """Start a replay of a stored trace; answers 202 with the replay's URL."""
+
+    permission_classes = [IsOwnerOrStaffToChange]
+
+    @extend_schema(request=ReplayRequestSerializer, responses={202: ReplaySerializer})
+    def create(self, request: Request, trace_pk: str) -> Response:
+        trace = get_object_or_404(Trace, pk=trace_pk)
+        form = ReplayRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        replay = services.new_replay(trace, request.user, form.settings())
+        body = ReplaySerializer(replay, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

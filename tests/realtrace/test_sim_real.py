@@ -1,0 +1,146 @@
+"""The simulator on the shared PWA traces: PySS's reference figures and invariants."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyss_adapter.core.conservative import ConservativeScheduler
+from pyss_adapter.core.easy import EasyScheduler
+from pyss_adapter.core.engine import Engine
+from pyss_adapter.core.jobs import sim_jobs
+from pyss_adapter.core.replay import replay_jobs
+from pyss_adapter.core.start_estimate import simulated_waits
+from pyss_adapter.core.stats import all_jobs_view, pyss_selection
+from traces.core.swf import SwfTrace, read_swf
+
+pytestmark = pytest.mark.realtrace
+
+# spec simulator.md: PySS 2007, EASY, N = MaxProcs, all jobs.
+REFERENCE = {
+    "KTH-SP2-1996-2.1-cln.swf.gz": (100, 6899, 92.87, 0.699),
+    "SDSC-SP2-1998-4.2-cln.swf.gz": (128, 18942, 106.96, 0.825),
+    "CTC-SP2-1996-3.1-cln.swf.gz": (338, 13757, 48.07, 0.836),
+    "HPC2N-2002-2.2-cln.swf.gz": (240, 11070, 87.87, 0.598),
+}
+ALL_TRACES = [*REFERENCE, "lublin_256.swf.gz", "lublin-aaroh.swf.gz"]
+
+
+@cache
+def _trace(folder: Path, name: str) -> SwfTrace:
+    return read_swf(folder / name)
+
+
+def _path(shared_traces: Path, name: str) -> Path:
+    if not (shared_traces / name).is_file():
+        pytest.skip(f"{name} is not in {shared_traces}")
+    return shared_traces
+
+
+@pytest.mark.parametrize("name", list(REFERENCE))
+def test_pyss_mode_reproduces_the_pyss_reference_figures(shared_traces: Path, name: str) -> None:
+    procs, wait_s, bsld, util = REFERENCE[name]
+    trace = _trace(_path(shared_traces, name), name)
+    view = all_jobs_view(replay_jobs(sim_jobs(trace.jobs, procs, "pyss"), "easy"))
+    assert round(view["mean_wait_s"]) == wait_s
+    assert round(view["mean_bounded_slowdown"], 2) == bsld
+    assert round(view["utilisation"], 3) == util
+
+
+def _max_procs_in_use(result) -> int:  # noqa: ANN001
+    times = np.concatenate([result.end_s, result.start_s])
+    delta = np.concatenate([-result.jobs.n_procs, result.jobs.n_procs])
+    order = np.lexsort((delta, times))  # at equal times, ends (negative) first
+    return int(np.cumsum(delta[order]).max())
+
+
+@pytest.mark.parametrize("mode", ["pyss", "default"])
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_easy_invariants_hold_on_the_whole_trace(shared_traces: Path, name: str, mode: str) -> None:
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = sim_jobs(trace.jobs, trace.machine_procs, mode)
+    result = replay_jobs(jobs, "easy")
+    assert _max_procs_in_use(result) <= jobs.machine_procs
+    assert (result.start_s >= jobs.submit_s).all()
+    assert np.isfinite(result.start_s).all()
+    if mode == "pyss":  # estimates bound the runtimes: the head is never late
+        reserved = ~np.isnan(result.reservation_s)
+        # (the Lublin files have no requested times: PySS runs every job for 1 s)
+        assert reserved.any() or name not in REFERENCE
+        assert (result.start_s[reserved] <= result.reservation_s[reserved]).all()
+
+
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_fcfs_starts_jobs_in_arrival_order(shared_traces: Path, name: str) -> None:
+    trace = _trace(_path(shared_traces, name), name)
+    result = replay_jobs(sim_jobs(trace.jobs, trace.machine_procs, "pyss"), "fcfs")
+    assert (np.diff(result.start_s) >= 0).all()
+    assert _max_procs_in_use(result) <= trace.machine_procs
+
+
+def test_conservative_submission_shortcut_gives_the_same_schedule(shared_traces: Path) -> None:
+    name = "KTH-SP2-1996-2.1-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+
+    class FullPasses(ConservativeScheduler):
+        schedule_new = None
+
+    for mode in ("pyss", "default"):
+        jobs = sim_jobs(trace.jobs.iloc[:8000], 100, mode)
+        fast = Engine(jobs, ConservativeScheduler()).run()
+        full = Engine(jobs, FullPasses()).run()
+        assert np.array_equal(fast.start_s, full.start_s)
+
+
+def test_conservative_respects_the_machine_on_a_slice(shared_traces: Path) -> None:
+    name = "KTH-SP2-1996-2.1-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = sim_jobs(trace.jobs.iloc[:3000], 100, "pyss")
+    result = replay_jobs(jobs, "conservative")
+    assert _max_procs_in_use(result) <= 100
+    assert (result.start_s >= jobs.submit_s).all()
+
+
+@pytest.mark.parametrize("name", ["KTH-SP2-1996-2.1-cln.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz"])
+def test_pyss_submission_guard_changes_no_start_time(shared_traces: Path, name: str) -> None:
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = sim_jobs(trace.jobs, REFERENCE[name][0], "pyss")
+    plain = Engine(jobs, EasyScheduler()).run()
+    guarded = Engine(jobs, EasyScheduler(), submit_guard=True).run()
+    assert np.array_equal(plain.start_s, guarded.start_s)
+
+
+def test_full_passes_give_the_same_schedule_as_the_submission_shortcut(shared_traces: Path) -> None:
+    name = "SDSC-SP2-1998-4.2-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+
+    class FullPasses(EasyScheduler):
+        schedule_new = None
+
+    for mode in ("pyss", "default"):
+        jobs = sim_jobs(trace.jobs, 128, mode)
+        fast = Engine(jobs, EasyScheduler()).run()
+        full = Engine(jobs, FullPasses()).run()
+        assert np.array_equal(fast.start_s, full.start_s)
+
+
+def test_pyss_view_counts_most_jobs_of_kth(shared_traces: Path) -> None:
+    name = "KTH-SP2-1996-2.1-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+    result = replay_jobs(sim_jobs(trace.jobs, 100, "pyss"), "easy")
+    chosen = pyss_selection(result)
+    assert 0.95 * len(result.jobs) < len(chosen) < len(result.jobs)
+    assert len(np.unique(chosen)) == len(chosen)
+
+
+def test_simulated_waits_on_a_slice_are_finite_and_not_negative(shared_traces: Path) -> None:
+    name = "SDSC-SP2-1998-4.2-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = trace.jobs.iloc[:3000].reset_index(drop=True)
+    waits = simulated_waits(jobs, np.arange(500, 3000, 5), 128)
+    assert np.isfinite(waits).all()
+    assert (waits >= 0).all()
+    assert (waits > 0).mean() > 0.1
