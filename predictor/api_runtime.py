@@ -1,5 +1,50 @@
-"""Filled in by its issue; see predictor/routes.py."""
+"""POST /api/traces/{id}/predictions/runtime (a rangeSet) and GET .../load-functions."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from predictor import services_runtime
+from predictor.serializers_runtime import (
+    LoadFunctionsSerializer,
+    RuntimeAnswerSerializer,
+    RuntimeQuerySerializer,
+)
+from traces.models import Trace
+
+
+class RuntimePredictionViewSet(viewsets.ViewSet):
+    """Runtime rangeSets on a stored trace (any logged-in user: a read of the trace)."""
+
+    @extend_schema(request=RuntimeQuerySerializer, responses=RuntimeAnswerSerializer)
+    def create(self, request: Request, trace_pk: str) -> Response:
+        """Predict the runtime ranges of a job submitted at ``at`` (seconds)."""
+        trace = get_object_or_404(Trace, pk=trace_pk)
+        query = RuntimeQuerySerializer(data=request.data, context={"trace": trace})
+        query.is_valid(raise_exception=True)
+        answer = services_runtime.predict_runtime(trace, query.validated_data)
+        return Response(RuntimeAnswerSerializer(answer).data)
+
+
+class LoadFunctionsViewSet(viewsets.ViewSet):
+    """The load functions learned on a trace's tuning part (first 20 % of its jobs)."""
+
+    @extend_schema(responses=LoadFunctionsSerializer)
+    def list(self, request: Request, trace_pk: str) -> Response:
+        trace = get_object_or_404(Trace, pk=trace_pk)
+        return Response(LoadFunctionsSerializer(services_runtime.load_functions(trace)).data)
 
 
 def register(router) -> None:  # noqa: ANN001
-    return None
+    router.register(
+        r"traces/(?P<trace_pk>\d+)/predictions/runtime",
+        RuntimePredictionViewSet,
+        basename="runtime-prediction",
+    )
+    router.register(
+        r"traces/(?P<trace_pk>\d+)/load-functions", LoadFunctionsViewSet, basename="load-functions"
+    )

@@ -1,5 +1,34 @@
-"""Filled in by its issue; see predictor/routes.py."""
+"""POST /api/traces/{id}/predictions/wait: APQ's wait for a job, with the QBETS bound beside it."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from predictor import services_wait
+from predictor.serializers_wait import WaitAnswerSerializer, WaitQuerySerializer
+from traces.models import Trace
+
+
+class WaitPredictionViewSet(viewsets.ViewSet):
+    """Queue-wait predictions on a stored trace (any logged-in user)."""
+
+    @extend_schema(request=WaitQuerySerializer, responses=WaitAnswerSerializer)
+    def create(self, request: Request, trace_pk: str) -> Response:
+        """Predict how long a job submitted at ``at`` would wait (seconds)."""
+        trace = get_object_or_404(Trace, pk=trace_pk)
+        query = WaitQuerySerializer(data=request.data, context={"trace": trace})
+        query.is_valid(raise_exception=True)
+        answer = services_wait.predict_wait(trace, query.validated_data)
+        return Response(WaitAnswerSerializer(answer).data)
 
 
 def register(router) -> None:  # noqa: ANN001
-    return None
+    router.register(
+        r"traces/(?P<trace_pk>\d+)/predictions/wait",
+        WaitPredictionViewSet,
+        basename="wait-prediction",
+    )

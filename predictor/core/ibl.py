@@ -1,0 +1,173 @@
+"""IBL: instance-based learning of queue waits (Li, Groep, Wolters 2004-05; spec "Peers").
+
+Each job is a point with nominal attributes (user, group, queue, executable) and numeric ones
+(processors, requested time, time of day, and the queue/running-state summaries 3-16 of
+``StateSweep.summary``). Between the target ``x`` and a history job ``y``
+
+    d_k = [x_k != y_k]                          (nominal)
+    d_k = |x_k - y_k| / (max_k - min_k)         (numeric, range over the window and x)
+    d_k = min(|x_k - y_k|, 1 day - |x_k - y_k|) / half a day      (time of day)
+    D   = sqrt( sum_k w_k d_k^2 / sum_k w_k )   (weighted heterogeneous distance)
+
+and the prediction is the Gaussian-kernel average of the ``k`` nearest waits with weights
+``exp(-D^2 / h^2)``. Numeric attributes enter as ``log1p`` (they are heavy-tailed, and a raw
+range would squash all but the largest values). The weights ``w``, ``k`` and ``h`` are tuned by
+random search on targets of the tuning part only. History: the most recent ``history_size``
+jobs that had started by the submit time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from predictor.core.wait_history import KnownHistory, requested_procs
+from predictor.core.wait_types import WaitContext, WaitPrediction
+
+NOMINAL = ("user_id", "group_id", "queue_id", "executable_id")
+DAY_S = 86400.0
+K_CHOICES = (1, 2, 5, 10, 20, 50, 100)
+
+
+def feature_matrix(ctx: WaitContext) -> tuple[np.ndarray, int]:
+    """(n, f) features per row and the column of time of day; nominal columns come first."""
+    jobs = ctx.jobs
+    nominal = [jobs[c].to_numpy(dtype=float) for c in NOMINAL]
+    req_time = np.maximum(jobs["requested_time"].to_numpy(dtype=float), 0.0)
+    numeric = [np.log1p(requested_procs(jobs).clip(min=0)), np.log1p(req_time)]
+    summary = np.asarray(ctx.state.summary, dtype=float)[:, 2:16]
+    tod = np.mod(jobs["submit_time"].to_numpy(dtype=float), DAY_S)
+    cols = nominal + numeric + [tod] + [np.log1p(np.maximum(summary, 0.0))[:, c] for c in range(14)]
+    return np.column_stack(cols), len(nominal) + len(numeric)
+
+
+def unit_distances(window: np.ndarray, x: np.ndarray, n_nominal: int, tod_col: int) -> np.ndarray:
+    """Per-attribute distances ``d_k`` in [0, 1] between ``x`` (f,) and each window row (m, f)."""
+    diff = np.abs(window - x)
+    nominal = (diff[:, :n_nominal] > 0).astype(float)
+    numeric = diff[:, n_nominal:]
+    span = np.maximum(window[:, n_nominal:].max(axis=0), x[n_nominal:]) - np.minimum(
+        window[:, n_nominal:].min(axis=0), x[n_nominal:]
+    )
+    numeric = np.divide(numeric, span, out=np.zeros_like(numeric), where=span > 0)
+    t = tod_col - n_nominal
+    numeric[:, t] = np.minimum(diff[:, tod_col], DAY_S - diff[:, tod_col]) / (DAY_S / 2)
+    return np.concatenate([nominal, numeric], axis=1)
+
+
+def kernel_average(d2: np.ndarray, waits: np.ndarray, k: int, h: float) -> float:
+    """``exp(-D^2/h^2)``-weighted mean wait of the ``k`` nearest (by squared distance ``d2``)."""
+    k = min(k, d2.size)
+    near = np.argpartition(d2, k - 1)[:k] if k < d2.size else np.arange(d2.size)
+    w = np.exp(-d2[near] / (h * h))
+    if w.sum() <= 1e-300:  # all beyond the kernel's reach: the single nearest answers
+        return float(waits[near[np.argmin(d2[near])]])
+    return float(np.dot(w, waits[near]) / w.sum())
+
+
+class IBL:
+    """k-NN wait predictor with a heterogeneous distance and a Gaussian kernel.
+
+    Parameters
+    ----------
+    history_size : most recent known jobs searched per target.
+    n_iter : random-search budget (configurations tried on the tuning part).
+    tune_targets : tuning-part targets each configuration is scored on (AAE).
+    min_history : tuning targets need at least this many known jobs.
+    random_state : seed of the search and of the choice of tuning targets.
+    """
+
+    name = "ibl"
+
+    def __init__(
+        self,
+        history_size: int = 4000,
+        n_iter: int = 60,
+        tune_targets: int = 300,
+        min_history: int = 50,
+        random_state: int | None = 0,
+    ) -> None:
+        self.history_size = history_size
+        self.n_iter = n_iter
+        self.tune_targets = tune_targets
+        self.min_history = min_history
+        self.random_state = random_state
+
+    def _prepare(self, ctx: WaitContext) -> None:
+        feats, self.tod_col_ = feature_matrix(ctx)
+        self.n_nominal_ = len(NOMINAL)
+        self.hist_ = KnownHistory.from_jobs(ctx.jobs)
+        self.hfeats_ = feats[self.hist_.order]  # history rows in start order: windows are slices
+        self.hwaits_ = ctx.jobs["wait_time"].to_numpy(dtype=float)[self.hist_.order]
+        self.feats_ = feats
+
+    def _window(self, m: int) -> slice:
+        return slice(max(0, m - self.history_size), m)
+
+    def fit(self, ctx: WaitContext) -> IBL:
+        """Random search of (weights, k, h) minimising AAE on tuning-part targets."""
+        rng = np.random.default_rng(self.random_state)
+        self._prepare(ctx)
+        rows = np.flatnonzero(np.isin(np.arange(ctx.n_tune), self.hist_.order))
+        submit = ctx.jobs["submit_time"].to_numpy(dtype=float)
+        prefix = self.hist_.prefix(submit[rows], rows)
+        rows, prefix = rows[prefix >= self.min_history], prefix[prefix >= self.min_history]
+        n_feat = self.feats_.shape[1]
+        self.weights_, self.k_, self.h_ = np.ones(n_feat), 20, 0.3
+        if rows.size == 0:
+            self.tune_aae_ = None
+            return self
+        pick = rng.choice(rows.size, size=min(self.tune_targets, rows.size), replace=False)
+        d2 = [  # float32: a few hundred (history_size, f) matrices held for the search
+            (self._unit(self.feats_[r], m) ** 2).astype(np.float32)
+            for r, m in zip(rows[pick], prefix[pick], strict=True)
+        ]
+        waits = [self.hwaits_[self._window(m)] for m in prefix[pick]]
+        actual = ctx.jobs["wait_time"].to_numpy(dtype=float)[rows[pick]]
+        best = self._score(d2, waits, actual, self.weights_, self.k_, self.h_)
+        for _ in range(self.n_iter - 1):
+            w = rng.uniform(0.0, 1.0, n_feat) * (rng.uniform(size=n_feat) > 0.2)
+            if w.sum() == 0:
+                continue
+            k = int(rng.choice(K_CHOICES))
+            h = float(np.exp(rng.uniform(np.log(0.03), np.log(1.0))))
+            score = self._score(d2, waits, actual, w, k, h)
+            if score < best:
+                best, self.weights_, self.k_, self.h_ = score, w, k, h
+        self.tune_aae_ = best
+        return self
+
+    @staticmethod
+    def _score(d2: list, waits: list, actual: np.ndarray, w: np.ndarray, k: int, h: float) -> float:
+        wn = w / w.sum()
+        pred = [kernel_average(d @ wn, y, k, h) for d, y in zip(d2, waits, strict=True)]
+        return float(np.mean(np.abs(np.array(pred) - actual)))
+
+    def _predict_one(self, x: np.ndarray, m: int) -> float:
+        if m == 0:
+            return 0.0
+        d = self._unit(x, m)
+        wn = self.weights_ / self.weights_.sum()
+        return kernel_average((d * d) @ wn, self.hwaits_[self._window(m)], self.k_, self.h_)
+
+    def _unit(self, x: np.ndarray, m: int) -> np.ndarray:
+        window = self.hfeats_[self._window(m)]
+        return unit_distances(window, x, self.n_nominal_, self.tod_col_)
+
+    def predict(
+        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
+    ) -> WaitPrediction:
+        targets = np.asarray(targets)
+        self._prepare(ctx)  # the targets' context may differ from the tuning one
+        submit = ctx.jobs["submit_time"].to_numpy(dtype=float)
+        prefix = self.hist_.prefix(submit[targets], targets)
+        out = np.empty(len(targets))
+        for n, (row, m) in enumerate(zip(targets, prefix, strict=True)):
+            out[n] = self._predict_one(self.feats_[row], int(m))
+            if progress is not None and n % 2000 == 0:
+                progress(n / len(targets))
+        support = np.minimum(prefix, self.history_size)
+        return WaitPrediction(
+            wait_s=out, support=support, extra={"k": np.full(len(targets), self.k_)}
+        )

@@ -1,0 +1,287 @@
+"""The seed's rangeSet runtime prediction (``002``, runtime section; spec steps 1-6).
+
+For a target submitted at t: take the relevant history (same tuple, ended before t, most
+recent first, extended until it spans 90 % of the tuple's runtime range; fallback levels user,
+then size); shift every load function through each history job's (load, runtime) and read it
+at the predicted load, giving one range per history job; compact each range around its median
+to ``max <= 1.2 min``; merge overlapping ranges with a stack; give each range the share of the
+level's history inside it (new ranges share 0.1); keep 25; clip to ``[1 s, requested time]``;
+the point prediction is ``sum p_i x median_i``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from predictor.core.load_functions import LoadFunction, fit_load_functions
+from predictor.core.runtime_history import RuntimeContext
+from predictor.core.runtime_params import LEVELS, RuntimeParams
+
+ALL_LEVELS = (*LEVELS, "all", "none")
+
+
+@dataclass(frozen=True)
+class RangeSet:
+    """Disjoint runtime ranges (seconds) with probabilities summing to 1, sorted by low."""
+
+    low_s: np.ndarray
+    high_s: np.ndarray
+    probability: np.ndarray
+    level: str = "tuple"
+    support: int = 0
+
+    @property
+    def point_s(self) -> float:
+        """``sum_i p_i x (low_i + high_i) / 2`` (seed: weighted sum of range medians)."""
+        return float(np.sum(self.probability * (self.low_s + self.high_s) / 2.0))
+
+    @property
+    def length_s(self) -> float:
+        return float(np.sum(self.high_s - self.low_s))
+
+    def contains(self, value: float) -> bool:
+        return bool(np.any((self.low_s <= value) & (value <= self.high_s)))
+
+
+def relevant_count(runtimes_recent_first: np.ndarray, start: int = 10, overlap: float = 0.9) -> int:
+    """How many of the most recent jobs form the relevant history.
+
+    Start with ``start`` jobs and extend back until ``max - min`` of their runtimes reaches
+    ``overlap`` of the whole history's ``max - min`` (seed: 10 jobs, about 90 %).
+    """
+    r = np.asarray(runtimes_recent_first, dtype=float)
+    if r.size <= start:
+        return int(r.size)
+    need = overlap * (r.max() - r.min())
+    spans = np.maximum.accumulate(r) - np.minimum.accumulate(r)
+    reached = np.flatnonzero(spans >= need - 1e-9)
+    return int(max(start, reached[0] + 1))
+
+
+def shifted_values(
+    runtimes: np.ndarray,
+    loads: np.ndarray,
+    target_load: float,
+    slopes: np.ndarray,
+    intercepts: np.ndarray | None = None,
+    shift: str = "additive",
+) -> np.ndarray:
+    """(H, F) runtimes predicted at ``target_load`` L by each function f shifted through each
+    history job (l_h, r_h).
+
+    ``additive`` (seed): ``r_h + a_f (L - l_h)``. ``relative`` (a measured deviation, see
+    ``docs/runtime.md``): ``r_h f(L) / f(l_h)``, falling back to ``r_h`` where f is not
+    positive at both loads. With no function at all the value is ``r_h``.
+    """
+    r = np.asarray(runtimes, dtype=float)[:, None]
+    slopes = np.asarray(slopes, dtype=float)
+    if slopes.size == 0:
+        return r
+    lh = np.asarray(loads, dtype=float)[:, None]
+    if shift == "additive":
+        return r + slopes[None, :] * (target_load - lh)
+    if shift == "relative":
+        b = np.asarray(intercepts, dtype=float)[None, :]
+        at_target, at_hist = slopes[None, :] * target_load + b, slopes[None, :] * lh + b
+        ok = (at_target > 0) & (at_hist > 0)
+        factor = np.where(ok, at_target / np.where(ok, at_hist, 1.0), 1.0)
+        return r * factor
+    raise ValueError(f"unknown shift {shift!r}")
+
+
+def compact_ranges(
+    low: np.ndarray, high: np.ndarray, median: np.ndarray, ratio: float = 1.2, widen: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shrink each range around its median ``c`` to ``[2c/(1+q), 2qc/(1+q)]`` (so
+    ``high = q low`` and the middle stays at c) when ``high > q low``; ``widen`` also stretches
+    narrower ranges to that width. Ranges stay inside ``[low, high]`` unless widened."""
+    low, high, median = (np.asarray(a, dtype=float) for a in (low, high, median))
+    c = np.maximum(median, 0.0)
+    new_low, new_high = 2.0 * c / (1.0 + ratio), 2.0 * ratio * c / (1.0 + ratio)
+    if widen:
+        return new_low, new_high
+    too_wide = high > ratio * low
+    return (
+        np.where(too_wide, np.maximum(new_low, low), low),
+        np.where(too_wide, np.minimum(new_high, high), high),
+    )
+
+
+def merge_ranges(
+    low: np.ndarray, high: np.ndarray, threshold: float = 0.5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stack merge (seed): sort by low; merge a range into the top of the stack when their
+    overlap exceeds ``threshold`` of the smaller range. A zero-length range overlaps fully
+    when it lies inside the other. Returns ``(low, high, group)``: ``group[i]`` is the merged
+    range that input i went into. Linear after the sort (the loop runs on plain floats).
+    """
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    order = np.lexsort((high, low))
+    out_l: list[float] = []
+    out_h: list[float] = []
+    slot = []
+    top_l = top_h = 0.0
+    for lo, hi in zip(low[order].tolist(), high[order].tolist(), strict=True):
+        if out_l:
+            inter = (hi if hi < top_h else top_h) - lo  # lo >= top_l: sorted by low
+            smaller = hi - lo if hi - lo < top_h - top_l else top_h - top_l
+            if (inter > threshold * smaller) if smaller > 0 else inter >= 0:
+                if hi > top_h:
+                    top_h = out_h[-1] = hi
+                slot.append(len(out_l) - 1)
+                continue
+        top_l, top_h = lo, hi
+        out_l.append(lo)
+        out_h.append(hi)
+        slot.append(len(out_l) - 1)
+    group = np.empty(low.size, dtype=int)
+    group[order] = slot
+    return np.array(out_l), np.array(out_h), group
+
+
+def range_probabilities(
+    low: np.ndarray, high: np.ndarray, history_runtimes: np.ndarray, new_mass: float = 0.1
+) -> np.ndarray:
+    """Share of the history runtimes inside each range; ranges holding none share
+    ``new_mass`` equally and the others are scaled to ``1 - new_mass`` (seed). Sums to 1."""
+    hist = np.sort(np.asarray(history_runtimes, dtype=float))
+    counts = np.searchsorted(hist, high, side="right") - np.searchsorted(hist, low, side="left")
+    counts = counts.astype(float)
+    new = counts == 0
+    if not new.any():
+        return counts / counts.sum()
+    if new.all():
+        return np.full(counts.size, 1.0 / counts.size)
+    return np.where(new, new_mass / new.sum(), (1.0 - new_mass) * counts / counts.sum())
+
+
+def cap_ranges(
+    low: np.ndarray, high: np.ndarray, prob: np.ndarray, max_ranges: int = 25
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep the ``max_ranges`` most probable ranges, renormalise, sort by low."""
+    keep = np.sort(np.argsort(-prob, kind="stable")[:max_ranges])
+    p = prob[keep]
+    return low[keep], high[keep], p / p.sum()
+
+
+def clip_ranges(
+    low: np.ndarray,
+    high: np.ndarray,
+    prob: np.ndarray,
+    requested_s: float,
+    min_s: float = 1.0,
+    threshold: float = 0.5,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Clip ranges to ``[min_s, requested_s]`` (a job is killed at its requested time;
+    ``requested_s <= 0`` means unknown: no upper clip). Ranges that clipping makes overlap
+    are merged again, adding their probabilities."""
+    upper = requested_s if requested_s > 0 else np.inf
+    upper = max(upper, min_s)
+    lo, hi = np.clip(low, min_s, upper), np.clip(high, min_s, upper)
+    m_lo, m_hi, group = merge_ranges(lo, hi, threshold)
+    return m_lo, m_hi, np.bincount(group, weights=prob, minlength=m_lo.size)
+
+
+def build_rangeset(
+    hist_runtimes: np.ndarray,
+    hist_loads: np.ndarray,
+    level_runtimes: np.ndarray,
+    target_load: float,
+    requested_s: float,
+    functions: tuple[np.ndarray, np.ndarray],
+    params: RuntimeParams,
+    level: str = "tuple",
+) -> RangeSet:
+    """Steps 2-6 for one target: ranges from the relevant history, merged, weighted, capped,
+    clipped. ``level_runtimes`` is the level's whole history (for the probabilities);
+    ``functions`` is ``(slopes, intercepts)``."""
+    values = shifted_values(
+        hist_runtimes, hist_loads, target_load, functions[0], functions[1], params.shift
+    )
+    low, high = compact_ranges(
+        values.min(axis=1),
+        values.max(axis=1),
+        np.median(values, axis=1),
+        params.compact_ratio,
+        params.widen_to_ratio,
+    )
+    low, high, _ = merge_ranges(low, high, params.merge_overlap)
+    prob = range_probabilities(low, high, level_runtimes, params.new_range_mass)
+    low, high, prob = cap_ranges(low, high, prob, params.max_ranges)
+    low, high, prob = clip_ranges(
+        low, high, prob, requested_s, params.min_runtime_s, params.merge_overlap
+    )
+    return RangeSet(low, high, prob, level=level, support=int(np.size(hist_runtimes)))
+
+
+class RangeSetPredictor:
+    """Load-function rangeSets (seed ``002``). ``fit`` learns the load functions on the
+    tuning part only; ``predict_one`` answers for any request at any time t."""
+
+    def __init__(self, params: RuntimeParams | None = None) -> None:
+        self.params = params
+
+    def fit(self, ctx: RuntimeContext) -> RangeSetPredictor:
+        params = self.params or ctx.params
+        tune = slice(0, ctx.n_tune)
+        self.functions_: list[LoadFunction] = (
+            fit_load_functions(ctx.jobs.iloc[tune], ctx.actual_load[tune], params)
+            if params.use_load_functions
+            else []
+        )
+        self.slopes_ = np.array([f.slope for f in self.functions_])
+        self.intercepts_ = np.array([f.intercept for f in self.functions_])
+        return self
+
+    def predict_one(
+        self,
+        ctx: RuntimeContext,
+        codes: dict[str, int],
+        t: float,
+        requested_s: float,
+        target_load: float | None = None,
+    ) -> RangeSet:
+        """The rangeSet for a request with level ``codes`` (see ``RuntimeContext``) at t."""
+        params = self.params or ctx.params
+        load = float(ctx.load_at(t)[0]) if target_load is None else float(target_load)
+        for level in (*LEVELS, "all"):
+            rows = ctx.levels[level].history(codes[level], t)[::-1]  # most recent first
+            if rows.size:
+                break
+        else:
+            upper = requested_s if requested_s > 0 else params.min_runtime_s
+            return RangeSet(
+                np.array([params.min_runtime_s]),
+                np.array([upper]),
+                np.array([1.0]),
+                level="none",
+                support=0,
+            )
+        runs = ctx.run_s[rows]
+        n = relevant_count(runs, params.history_start, params.history_overlap)
+        return build_rangeset(
+            runs[:n],
+            ctx.actual_load[rows[:n]],
+            runs,
+            load,
+            requested_s,
+            (self.slopes_, self.intercepts_),
+            params,
+            level=level,
+        )
+
+    def predict_rows(self, ctx: RuntimeContext, rows: np.ndarray) -> list[RangeSet]:
+        """RangeSets for trace rows, each at its own submit time."""
+        codes = ctx.level_codes(rows)
+        return [
+            self.predict_one(
+                ctx,
+                {lv: int(c[i]) for lv, c in codes.items()},
+                float(ctx.submit_s[r]),
+                float(ctx.req_time_s[r]),
+                float(ctx.pred_load[r]),
+            )
+            for i, r in enumerate(rows)
+        ]

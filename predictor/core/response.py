@@ -1,0 +1,42 @@
+"""Response time = queue wait + runtime, as a rangeSet (seed ``002``, job molding: "these
+predictions are added to obtain a rangeSet of predicted response times").
+
+A wait given as a point shifts every runtime range; a wait given as ranges is added range by
+range (``[w_lo + r_lo, w_hi + r_hi]`` with probability ``p_w x p_r``, the two assumed
+independent), then overlapping sums are merged with the same stack rule as runtime ranges
+and the set is capped like a runtime rangeSet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from predictor.core.rangeset import RangeSet, cap_ranges, merge_ranges
+
+
+def wait_rangeset(wait_s: float, upper_s: float | None = None) -> RangeSet:
+    """A wait as a rangeSet: the point ``[w, w]``, or ``[w, upper]`` when a bound is given."""
+    wait_s = max(float(wait_s), 0.0)
+    high = wait_s if upper_s is None else max(float(upper_s), wait_s)
+    return RangeSet(np.array([wait_s]), np.array([high]), np.array([1.0]), level="wait")
+
+
+def response_rangeset(
+    runtime: RangeSet,
+    wait: float | RangeSet,
+    merge_overlap: float = 0.5,
+    max_ranges: int = 25,
+) -> RangeSet:
+    """Response-time rangeSet of a job: its wait (seconds or a rangeSet) plus its runtime.
+
+    Returns ranges sorted by low with probabilities summing to 1; ``level`` and ``support``
+    are the runtime's.
+    """
+    wait = wait if isinstance(wait, RangeSet) else wait_rangeset(wait)
+    low = (wait.low_s[:, None] + runtime.low_s[None, :]).ravel()
+    high = (wait.high_s[:, None] + runtime.high_s[None, :]).ravel()
+    prob = (wait.probability[:, None] * runtime.probability[None, :]).ravel()
+    m_low, m_high, group = merge_ranges(low, high, merge_overlap)
+    m_prob = np.bincount(group, weights=prob, minlength=m_low.size)
+    m_low, m_high, m_prob = cap_ranges(m_low, m_high, m_prob, max_ranges)
+    return RangeSet(m_low, m_high, m_prob, level=runtime.level, support=runtime.support)

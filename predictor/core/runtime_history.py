@@ -1,0 +1,174 @@
+"""What runtime predictors may know at time t: the jobs that ended before t, grouped.
+
+A :class:`GroupIndex` sorts the jobs by (group, end time) once; "the jobs of group g that ended
+before t" is then one contiguous slice found by ``searchsorted``, for one query or millions.
+Prefix sums over the same order give per-group past means in O(log n) (Smith templates, the
+AAE of point methods). :class:`RuntimeContext` bundles a trace's arrays, loads and the three
+history levels of the seed's relevant history (tuple, then user, then request size).
+
+Leakage rule: a job counts as history at t only if ``end < t`` (strictly); its actual load is
+then known too (see ``predictor.core.load``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from predictor.core.load import UsageCurve, actual_load, job_spans, predicted_load
+from predictor.core.load_functions import request_size, tuple_frame
+from predictor.core.runtime_params import LEVELS, RuntimeParams
+
+LEVEL_COLUMNS = {
+    "tuple": ("user_id", "size", "queue_id", "group_id"),
+    "user": ("user_id",),
+    "size": ("size",),
+    "all": (),
+}
+
+
+class GroupIndex:
+    """Jobs sorted by (group code, end time), for "group g, ended before t" slices.
+
+    keys : (n, c) integer frame of the grouping columns (c = 0 puts every job in one group).
+    end_s : (n,) end times.
+    """
+
+    def __init__(self, keys: pd.DataFrame, end_s: np.ndarray) -> None:
+        n = len(end_s)
+        if keys.shape[1]:
+            codes = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
+            first = keys.assign(_code=codes).drop_duplicates("_code")
+            self.lookup = {
+                tuple(int(v) for v in row[:-1]): int(row[-1]) for row in first.to_numpy()
+            }
+        else:
+            codes, self.lookup = np.zeros(n, dtype=np.int64), {(): 0}
+        self.codes = codes
+        self.order = np.lexsort((end_s, codes))
+        self._t0 = float(np.min(end_s, initial=0.0))
+        self._scale = float(np.max(end_s, initial=0.0)) - self._t0 + 2.0
+        self._keys = codes[self.order] * self._scale + (end_s[self.order] - self._t0)
+        self._starts = np.searchsorted(codes[self.order], np.arange(codes.max(initial=0) + 2))
+
+    def code_of(self, key: tuple[int, ...]) -> int:
+        """The code of a key, -1 when no job has it."""
+        return self.lookup.get(tuple(int(v) for v in key), -1)
+
+    def bounds(self, code: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` positions in :attr:`order`: group ``code``'s jobs with ``end < t``.
+
+        Unknown codes (-1) give empty slices.
+        """
+        code = np.asarray(code, dtype=np.int64)
+        t = np.asarray(t, dtype=float)
+        safe = np.maximum(code, 0)
+        lo = self._starts[np.minimum(safe, self._starts.size - 1)]
+        query = safe * self._scale + np.clip(t - self._t0, 0.0, self._scale - 1.0)
+        hi = np.searchsorted(self._keys, query, side="left")
+        hi = np.where((code < 0) | (t <= self._t0), lo, np.maximum(hi, lo))
+        return lo, hi
+
+    def history(self, code: int, t: float) -> np.ndarray:
+        """Rows of group ``code`` that ended before t, oldest end first."""
+        lo, hi = self.bounds(np.array([code]), np.array([t]))
+        return self.order[int(lo[0]) : int(hi[0])]
+
+    def prefix_sums(self, values: np.ndarray) -> np.ndarray:
+        """Cumulative sums of ``values`` in index order, with a leading 0 (for past means)."""
+        return np.concatenate([[0.0], np.cumsum(np.asarray(values, dtype=float)[self.order])])
+
+
+@dataclass
+class RuntimeContext:
+    """A trace seen by runtime predictors. Rows are jobs sorted by submit time.
+
+    Arrays are aligned with ``jobs``; ``n_tune`` rows form the tuning part (load functions and
+    Smith templates are learned there only).
+    """
+
+    jobs: pd.DataFrame
+    machine_procs: float
+    n_tune: int
+    params: RuntimeParams
+    submit_s: np.ndarray = field(init=False)
+    end_s: np.ndarray = field(init=False)
+    known_end_s: np.ndarray = field(init=False)
+    run_s: np.ndarray = field(init=False)
+    req_time_s: np.ndarray = field(init=False)
+    size: np.ndarray = field(init=False)
+    keys: pd.DataFrame = field(init=False)
+    curve: UsageCurve = field(init=False)
+    pred_load: np.ndarray = field(init=False)
+    actual_load: np.ndarray = field(init=False)
+    levels: dict[str, GroupIndex] = field(init=False)
+
+    def __post_init__(self) -> None:
+        jobs = self.jobs
+        start, end, procs = job_spans(jobs)
+        self.submit_s = jobs["submit_time"].to_numpy(dtype=float)
+        self.end_s = end
+        self.run_s = jobs["run_time"].to_numpy(dtype=float)
+        self.req_time_s = jobs["requested_time"].to_numpy(dtype=float)
+        self.size = request_size(jobs)
+        self.keys = tuple_frame(jobs)
+        self.curve = UsageCurve.from_spans(start, end, procs)
+        self.actual_load = actual_load(self.curve, start, end, self.machine_procs)
+        self.pred_load = self.load_at(self.submit_s)
+        # A job whose runtime the log does not record (-1) never becomes history.
+        never = float(np.max(end, initial=0.0)) + 1e7
+        self.known_end_s = np.where(self.run_s >= 0, end, never)
+        self.levels = {
+            level: GroupIndex(self.keys[list(cols)], self.known_end_s)
+            for level, cols in LEVEL_COLUMNS.items()
+        }
+
+    def load_at(self, t: np.ndarray | float) -> np.ndarray:
+        """Predicted load at t (week before t, only what was known at t)."""
+        start = float(self.submit_s.min()) if self.submit_s.size else 0.0
+        return predicted_load(
+            self.curve,
+            np.atleast_1d(np.asarray(t, dtype=float)),
+            self.machine_procs,
+            self.params.load_window_s,
+            start,
+        )
+
+    def level_codes(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Group code of each row at every level."""
+        return {level: index.codes[rows] for level, index in self.levels.items()}
+
+    def key_codes(self, user: int, size: int, queue: int, group: int) -> dict[str, int]:
+        """Group codes of a request that need not be in the trace (-1: unseen)."""
+        values = {"user_id": user, "size": size, "queue_id": queue, "group_id": group}
+        return {
+            level: index.code_of(tuple(values[c] for c in LEVEL_COLUMNS[level]))
+            for level, index in self.levels.items()
+        }
+
+    def choose_level(self, codes: dict[str, np.ndarray], t: np.ndarray) -> np.ndarray:
+        """Index into ``LEVELS + ("all",)`` of the first level with ended history at t."""
+        names = (*LEVELS, "all")
+        choice = np.full(np.shape(t), len(names) - 1)
+        for i in range(len(LEVELS) - 1, -1, -1):
+            lo, hi = self.levels[names[i]].bounds(codes[names[i]], t)
+            choice = np.where(hi > lo, i, choice)
+        return choice
+
+
+def build_context(
+    jobs: pd.DataFrame,
+    machine_procs: float,
+    params: RuntimeParams | None = None,
+    n_tune: int | None = None,
+) -> RuntimeContext:
+    """A :class:`RuntimeContext` with the tuning part from ``params.tune_fraction``."""
+    params = params or RuntimeParams()
+    jobs = jobs.sort_values("submit_time", kind="stable").reset_index(drop=True)
+    if n_tune is None:
+        n_tune = int(round(len(jobs) * params.tune_fraction))
+    return RuntimeContext(
+        jobs=jobs, machine_procs=float(machine_procs), n_tune=n_tune, params=params
+    )

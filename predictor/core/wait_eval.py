@@ -1,0 +1,182 @@
+"""The queue-wait evaluation harness (spec "Which jobs" and "Metrics").
+
+1. Rows ``[0, n_tune)``, ``n_tune = floor(tune_fraction x n_jobs)`` by submit time, are the
+   tuning/warm-up part; every usable row after them (:func:`wait_history.usable_mask`) is a
+   test target, or ``limit`` of them evenly spread.
+2. Each method is fitted on the context (it may learn from the tuning part only) and predicts
+   the very same targets; the per-method numbers come from :func:`wait_metrics.summarise`,
+   with a paired bootstrap interval of ``AAE(method) - AAE(apq)`` when APQ ran.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from predictor.core import wait_metrics
+from predictor.core.wait_history import usable_mask
+from predictor.core.wait_types import WaitContext, WaitMethod, WaitPrediction
+
+Progress = Callable[[float], None] | None
+STATE_SHARE = 0.1  # share of the progress bar given to the state sweep
+
+
+@dataclass
+class TargetSelection:
+    """Which rows are scored, and how many rows were left out and why."""
+
+    n_jobs: int
+    n_tune: int
+    targets: np.ndarray
+    test_usable: int
+    excluded: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n_jobs": self.n_jobs,
+            "n_tune": self.n_tune,
+            "targets": int(self.targets.size),
+            "test_usable": self.test_usable,
+            "excluded_in_test": self.excluded,
+        }
+
+
+@dataclass
+class Evaluation:
+    """Per-method results (JSON-ready) and the raw predictions behind them."""
+
+    selection: TargetSelection
+    results: dict[str, dict[str, Any]]
+    predictions: dict[str, WaitPrediction] = field(default_factory=dict)
+    state_s: float = 0.0
+
+
+def select_targets(
+    jobs: pd.DataFrame, tune_fraction: float, limit: int | None = None
+) -> TargetSelection:
+    """Test targets after the tuning part (see module docstring)."""
+    if not 0.0 <= tune_fraction < 1.0:
+        raise ValueError(f"tune_fraction must lie in [0, 1), got {tune_fraction}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    n = len(jobs)
+    n_tune = int(np.floor(tune_fraction * n))
+    mask, _ = usable_mask(jobs)
+    _, excluded = usable_mask(jobs.iloc[n_tune:])
+    targets = np.flatnonzero(mask[n_tune:]) + n_tune
+    usable = targets.size
+    if limit is not None and limit < targets.size:
+        targets = targets[np.unique(np.linspace(0, targets.size - 1, limit).round().astype(int))]
+    return TargetSelection(n, n_tune, targets, usable, excluded)
+
+
+def build_context(
+    jobs: pd.DataFrame,
+    machine_procs: int,
+    n_tune: int,
+    *,
+    state: Any = None,
+    progress: Progress = None,
+) -> tuple[WaitContext, float]:
+    """The shared context; computes the state sweep unless given. Returns it and its seconds."""
+    started = time.perf_counter()
+    if state is None:
+        from predictor.core.state import compute_state  # written alongside APQ
+
+        state = compute_state(jobs, progress=progress)
+    ctx = WaitContext(jobs=jobs, state=state, n_tune=n_tune, machine_procs=int(machine_procs))
+    return ctx, time.perf_counter() - started
+
+
+def _scaled(progress: Progress, lo: float, hi: float) -> Progress:
+    if progress is None:
+        return None
+    return lambda f: progress(lo + (hi - lo) * max(0.0, min(1.0, f)))
+
+
+def run_method(
+    method: WaitMethod, ctx: WaitContext, targets: np.ndarray, progress: Progress
+) -> tuple[WaitPrediction, dict[str, float]]:
+    """Fit then predict, timing both."""
+    t0 = time.perf_counter()
+    method.fit(ctx)
+    t1 = time.perf_counter()
+    pred = method.predict(ctx, targets, progress=progress)
+    t2 = time.perf_counter()
+    timing = {
+        "fit_s": t1 - t0,
+        "predict_s": t2 - t1,
+        "predictions_per_s": len(targets) / max(t2 - t1, 1e-9),
+    }
+    return pred, timing
+
+
+def evaluate(
+    ctx: WaitContext,
+    selection: TargetSelection,
+    methods: Mapping[str, WaitMethod],
+    *,
+    seed: int = 0,
+    progress: Progress = None,
+    n_boot: int = 1000,
+) -> Evaluation:
+    """Run every method on ``selection.targets`` and summarise (see module docstring)."""
+    targets = selection.targets
+    wait = ctx.jobs["wait_time"].to_numpy(dtype=float)[targets]
+    run = ctx.jobs["run_time"].to_numpy(dtype=float)[targets]
+    results: dict[str, dict[str, Any]] = {}
+    preds: dict[str, WaitPrediction] = {}
+    for k, (name, method) in enumerate(methods.items()):
+        part = _scaled(progress, k / len(methods), (k + 1) / len(methods))
+        pred, timing = run_method(method, ctx, targets, part)
+        preds[name] = pred
+        results[name] = {
+            **wait_metrics.summarise(
+                pred.wait_s, wait, run, predictor=pred.predictor, upper_s=pred.upper_s
+            ),
+            **timing,
+        }
+    if "apq" in preds and targets.size:
+        apq_err = np.abs(preds["apq"].wait_s - wait)
+        for name, pred in preds.items():
+            if name != "apq":
+                rng = np.random.default_rng(seed)  # same resamples for every peer
+                results[name]["ci_vs_apq"] = wait_metrics.paired_bootstrap_ci(
+                    np.abs(pred.wait_s - wait), apq_err, rng=rng, n_boot=n_boot
+                )
+    return Evaluation(selection=selection, results=results, predictions=preds)
+
+
+def evaluate_trace(
+    jobs: pd.DataFrame,
+    machine_procs: int,
+    methods: Mapping[str, WaitMethod],
+    *,
+    tune_fraction: float = 0.2,
+    limit: int | None = None,
+    seed: int = 0,
+    state: Any = None,
+    progress: Progress = None,
+) -> Evaluation:
+    """Select targets, sweep the state, run every method: the command's and the task's entry."""
+    selection = select_targets(jobs, tune_fraction, limit)
+    if selection.targets.size == 0:
+        raise ValueError(
+            f"no test targets: {selection.test_usable} usable test jobs; "
+            f"excluded {selection.excluded}"
+        )
+    ctx, state_s = build_context(
+        jobs,
+        machine_procs,
+        selection.n_tune,
+        state=state,
+        progress=_scaled(progress, 0.0, STATE_SHARE),
+    )
+    out = evaluate(ctx, selection, methods, seed=seed, progress=_scaled(progress, STATE_SHARE, 1.0))
+    out.state_s = state_s
+    return out

@@ -1,0 +1,181 @@
+"""Glue for queue-wait prediction: evaluation runs and single predictions over stored traces.
+
+The numeric work lives in ``predictor.core``; here rows are loaded and stored, and fitted
+models are kept per trace in a small in-process LRU cache so repeated API calls are fast.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from predictor.core.qbets import QBETS
+from predictor.core.wait_eval import Evaluation, evaluate_trace
+from predictor.core.wait_registry import DEFAULT_METHODS, make_methods, parse_methods
+from predictor.core.wait_types import WaitContext
+from predictor.models import EvaluationRun
+from queuecast.errors import ConflictError, InvalidInput
+from queuecast.longrun import Status, enqueue_on_commit
+from traces.core.swf import SwfTrace, read_swf
+from traces.models import Trace
+from traces.services import swf_trace_for
+
+API_TUNE_FRACTION = 0.2  # the API's models learn from the same share as the default evaluation
+CACHE_SIZE = 4
+
+
+# --- evaluation runs ------------------------------------------------------------------------
+
+
+def new_run(
+    *,
+    kind: str,
+    owner: Any = None,
+    trace: Trace | None = None,
+    swf_path: str = "",
+    methods: list[str] | None = None,
+    params: dict[str, Any] | None = None,
+) -> EvaluationRun:
+    """A pending evaluation row; wait methods are checked here (``InvalidInput``, 400)."""
+    if kind == EvaluationRun.Kind.WAIT:
+        try:
+            methods = parse_methods(methods or list(DEFAULT_METHODS))
+        except ValueError as exc:
+            raise InvalidInput(str(exc), field="methods") from exc
+    if trace is not None and trace.status != Status.DONE:
+        raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces evaluate")
+    return EvaluationRun.objects.create(
+        kind=kind,
+        owner=owner,
+        trace=trace,
+        swf_path=swf_path,
+        methods=methods or [],
+        params=params or {},
+    )
+
+
+def start_run(run: EvaluationRun) -> None:
+    """Enqueue the evaluation task once the row is committed."""
+    from predictor.tasks_wait import run_evaluation
+
+    enqueue_on_commit(run_evaluation, run.pk)
+
+
+def load_swf(run: EvaluationRun) -> SwfTrace:
+    return swf_trace_for(run.trace) if run.trace_id else read_swf(run.swf_path)
+
+
+def evaluate_swf(
+    swf: SwfTrace, methods: list[str], params: dict[str, Any], progress: Any = None
+) -> Evaluation:
+    """Run the harness on a parsed trace with the run's parameters."""
+    return evaluate_trace(
+        swf.jobs,
+        int(swf.machine_procs or 1),
+        make_methods(methods, params.get("seed", 0)),
+        tune_fraction=params.get("tune_fraction", 0.2),
+        limit=params.get("limit"),
+        seed=params.get("seed", 0),
+        progress=progress,
+    )
+
+
+def store_result(run_id: int, evaluation: Evaluation, seconds: float) -> None:
+    """Finish the row: result = per-method dict; selection and timings go to ``params``."""
+    run = EvaluationRun.objects.get(pk=run_id)
+    params = {
+        **run.params,
+        "selection": evaluation.selection.as_dict(),
+        "state_s": evaluation.state_s,
+        "elapsed_s": seconds,
+    }
+    EvaluationRun.finish(run_id, result=evaluation.results, params=params)
+
+
+def run_wait_evaluation(run_id: int, progress: Any = None) -> dict[str, Any]:
+    """The task's work: evaluate the run's trace and store the result on the row."""
+    run = EvaluationRun.objects.get(pk=run_id)
+    started = time.perf_counter()
+    evaluation = evaluate_swf(load_swf(run), run.methods, run.params, progress)
+    store_result(run_id, evaluation, time.perf_counter() - started)
+    return evaluation.results
+
+
+# --- single predictions ---------------------------------------------------------------------
+
+
+@dataclass
+class FittedTrace:
+    """The models the API answers with, fitted once per trace."""
+
+    ctx: WaitContext
+    apq: Any
+    qbets: QBETS
+    fit_s: float
+
+
+class _ModelCache:
+    """A small LRU of :class:`FittedTrace` keyed by trace identity and content."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple, FittedTrace] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, trace: Trace) -> FittedTrace:
+        key = (trace.pk, trace.job_count, trace.finished_at)
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        fitted = fit_trace(trace)  # outside the lock: fitting is slow
+        with self.lock:
+            self.items[key] = fitted
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return fitted
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+
+
+MODELS = _ModelCache(CACHE_SIZE)
+
+
+def fit_trace(trace: Trace) -> FittedTrace:
+    """State sweep, APQ and QBETS for a stored trace."""
+    from predictor.core.apq import APQ
+    from predictor.core.wait_eval import build_context
+
+    started = time.perf_counter()
+    swf = swf_trace_for(trace)
+    n_tune = int(API_TUNE_FRACTION * len(swf.jobs))
+    ctx, _ = build_context(swf.jobs, int(trace.machine_procs or swf.machine_procs or 1), n_tune)
+    apq = APQ().fit(ctx)
+    qbets = QBETS().fit(ctx)
+    qbets.predict_at(ctx, 1, 0.0)  # builds the replay once, here rather than on a request
+    return FittedTrace(ctx=ctx, apq=apq, qbets=qbets, fit_s=time.perf_counter() - started)
+
+
+def predict_wait(trace: Trace, job: dict[str, Any]) -> dict[str, Any]:
+    """APQ's wait for ``job`` submitted at ``job["at"]``, with the QBETS point and bound."""
+    from predictor.core.apq import predict_single
+
+    if trace.status != Status.DONE:
+        raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")
+    fitted = MODELS.get(trace)
+    at = float(job["at"])
+    apq = predict_single(fitted.ctx, job, at, fitted.apq)
+    qb = fitted.qbets.predict_at(fitted.ctx, int(job["requested_procs"]), at)
+    return {
+        "wait_s": float(apq.wait_s[0]),
+        "predictor": None if apq.predictor is None else str(apq.predictor[0]),
+        "support": None if apq.support is None else int(apq.support[0]),
+        "qbets_upper_s": float(qb.upper_s[0]),
+        "qbets_point_s": float(qb.wait_s[0]),
+        "at": at,
+    }

@@ -1,0 +1,79 @@
+"""IBL: heterogeneous distance, Gaussian kernel, tuning on the tuning part only, no look-ahead."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from predictor.core.ibl import IBL, kernel_average, unit_distances
+from predictor.core.wait_baselines import ZeroWait
+from tests.core.wait_fakes import make_ctx, make_jobs
+
+
+def test_unit_distances_mix_overlap_range_and_time_of_day():
+    # columns: one nominal, one numeric, time of day (column 2)
+    window = np.array([[1.0, 0.0, 0.0], [2.0, 10.0, 86000.0]])
+    x = np.array([1.0, 5.0, 400.0])
+    d = unit_distances(window, x, n_nominal=1, tod_col=2)
+    np.testing.assert_allclose(d[:, 0], [0.0, 1.0])  # same user / other user
+    np.testing.assert_allclose(d[:, 1], [0.5, 0.5])  # |5-0|/10, |5-10|/10
+    np.testing.assert_allclose(d[:, 2], [400 / 43200, 800 / 43200])  # wraps past midnight
+
+
+def test_constant_numeric_attribute_has_distance_zero():
+    window = np.array([[1.0, 3.0, 0.0], [1.0, 3.0, 0.0]])
+    d = unit_distances(window, np.array([1.0, 3.0, 0.0]), n_nominal=1, tod_col=2)
+    assert np.all(d == 0)
+
+
+def test_kernel_average_weights_near_jobs_more():
+    d2 = np.array([0.0, 0.01, 4.0])
+    waits = np.array([100.0, 200.0, 10_000.0])
+    assert kernel_average(d2, waits, k=1, h=1.0) == 100.0
+    two = kernel_average(d2, waits, k=2, h=1.0)
+    expected = (100 + 200 * np.exp(-0.01)) / (1 + np.exp(-0.01))
+    assert np.isclose(two, expected)
+    assert kernel_average(d2, waits, k=3, h=0.1) < 200.0  # the far job is out of reach
+
+
+def test_kernel_average_falls_back_to_nearest_when_all_weights_underflow():
+    assert kernel_average(np.array([9.0, 4.0]), np.array([1.0, 7.0]), k=2, h=1e-3) == 7.0
+
+
+def _user_driven_trace():
+    jobs = make_jobs(1500, seed=5)
+    jobs["wait_time"] = 1000.0 * jobs["user_id"]
+    return jobs
+
+
+def test_ibl_learns_a_wait_that_depends_on_the_user():
+    jobs = _user_driven_trace()
+    ctx = make_ctx(jobs, n_tune=500)
+    targets = np.arange(600, 1500, 3)
+    ibl = IBL(n_iter=15, tune_targets=80, history_size=500).fit(ctx)
+    actual = jobs["wait_time"].to_numpy()[targets]
+    ibl_err = np.mean(np.abs(ibl.predict(ctx, targets).wait_s - actual))
+    zero_err = np.mean(np.abs(ZeroWait().fit(ctx).predict(ctx, targets).wait_s - actual))
+    assert ibl_err < 0.3 * zero_err
+
+
+def test_tuning_uses_only_the_tuning_part_and_the_seed():
+    jobs = make_jobs(900)
+    a = IBL(n_iter=8, tune_targets=50, random_state=1).fit(make_ctx(jobs, n_tune=300))
+    changed = jobs.copy()
+    changed.loc[300:, "wait_time"] *= 7  # the test part only
+    b = IBL(n_iter=8, tune_targets=50, random_state=1).fit(make_ctx(changed, n_tune=300))
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    assert (a.k_, a.h_) == (b.k_, b.h_)
+
+
+def test_changing_a_later_job_leaves_earlier_predictions_unchanged():
+    jobs = make_jobs(900)
+    ctx = make_ctx(jobs, n_tune=300)
+    ibl = IBL(n_iter=5, tune_targets=40).fit(ctx)
+    targets = np.arange(300, 600)
+    before = ibl.predict(ctx, targets).wait_s
+    later = jobs.copy()
+    later.loc[600:, "wait_time"] = 1e7
+    later.loc[600:, "user_id"] = 99
+    after = ibl.predict(make_ctx(later, n_tune=300), targets).wait_s
+    np.testing.assert_array_equal(before, after)

@@ -1,0 +1,201 @@
+"""rangeSet pipeline on hand-computed cases: history, compaction, merge, probabilities, cap,
+clipping, point, fallback levels and the leakage guard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictor.core.rangeset import (
+    RangeSet,
+    RangeSetPredictor,
+    cap_ranges,
+    clip_ranges,
+    compact_ranges,
+    merge_ranges,
+    range_probabilities,
+    relevant_count,
+    shifted_values,
+)
+from predictor.core.runtime_history import build_context
+from predictor.core.runtime_params import RuntimeParams
+from tests.core.test_load import make_jobs
+
+
+def test_relevant_history_starts_with_ten_jobs() -> None:
+    assert relevant_count([5.0] * 12 + [5.0], start=10) == 10
+
+
+def test_relevant_history_extends_until_90_percent_of_the_range() -> None:
+    recent_first = [5.0] * 10 + [6.0, 100.0, 1.0]
+    # Whole range 1..100 (99); 5..100 spans 95 >= 0.9 x 99 at the 12th job.
+    assert relevant_count(recent_first, start=10, overlap=0.9) == 12
+    assert relevant_count(recent_first, start=10, overlap=1.0) == 13
+
+
+def test_short_history_is_used_whole() -> None:
+    assert relevant_count([3.0, 4.0], start=10) == 2
+
+
+def test_additive_shift_moves_the_function_through_the_history_job() -> None:
+    values = shifted_values([100.0], [0.2], 0.6, np.array([50.0, 200.0]), shift="additive")
+    np.testing.assert_allclose(values, [[120.0, 180.0]])
+
+
+def test_relative_shift_scales_the_function_through_the_history_job() -> None:
+    # f(l) = 100 l + 100: f(0.2) = 120, f(0.8) = 180 -> 100 x 180 / 120 = 150.
+    values = shifted_values(
+        [100.0], [0.2], 0.8, np.array([100.0]), np.array([100.0]), shift="relative"
+    )
+    np.testing.assert_allclose(values, [[150.0]])
+
+
+def test_compaction_centres_on_the_median_with_max_1_2_min() -> None:
+    low, high = compact_ranges(np.array([100.0]), np.array([200.0]), np.array([150.0]), 1.2)
+    assert high[0] == pytest.approx(1.2 * low[0])
+    assert (low[0] + high[0]) / 2 == pytest.approx(150.0)
+
+
+def test_compaction_leaves_narrow_ranges_unless_widening() -> None:
+    args = (np.array([100.0]), np.array([110.0]), np.array([105.0]))
+    low, high = compact_ranges(*args, ratio=1.2, widen=False)
+    assert (low[0], high[0]) == (100.0, 110.0)
+    low, high = compact_ranges(*args, ratio=1.2, widen=True)
+    assert high[0] == pytest.approx(1.2 * low[0])
+
+
+def test_merge_joins_ranges_overlapping_more_than_half_of_the_smaller() -> None:
+    low, high, group = merge_ranges(
+        np.array([20.0, 0.0, 4.0, 29.0]), np.array([30.0, 10.0, 12.0, 40.0]), 0.5
+    )
+    # [0,10] + [4,12]: overlap 6 of 8 -> merged; [29,40] overlaps [20,30] by 1 of 10 -> kept.
+    np.testing.assert_allclose(low, [0, 20, 29])
+    np.testing.assert_allclose(high, [12, 30, 40])
+    assert group.tolist() == [1, 0, 0, 2]
+
+
+def test_merge_absorbs_a_point_inside_a_range() -> None:
+    low, high, _ = merge_ranges(np.array([10.0, 15.0]), np.array([20.0, 15.0]))
+    np.testing.assert_allclose(np.c_[low, high], [[10, 20]])
+
+
+def test_probabilities_are_history_shares_and_new_ranges_share_0_1() -> None:
+    prob = range_probabilities(
+        np.array([0.0, 20.0, 50.0]), np.array([10.0, 30.0, 60.0]), np.array([1, 2, 25, 70.0])
+    )
+    np.testing.assert_allclose(prob, [0.6, 0.3, 0.1])
+
+
+def test_probabilities_without_new_ranges_are_renormalised_shares() -> None:
+    prob = range_probabilities(
+        np.array([0.0, 20.0]), np.array([10.0, 30.0]), np.array([1, 2, 25, 70.0])
+    )
+    np.testing.assert_allclose(prob, [2 / 3, 1 / 3])
+
+
+def test_cap_keeps_the_25_most_probable_ranges() -> None:
+    low = np.arange(30.0) * 10
+    prob = np.arange(1.0, 31.0)
+    low2, high2, p2 = cap_ranges(low, low + 5, prob / prob.sum(), 25)
+    assert low2.size == 25 and low2[0] == 50.0
+    assert p2.sum() == pytest.approx(1.0)
+
+
+def test_clipping_to_requested_time_and_one_second() -> None:
+    low, high, prob = clip_ranges(
+        np.array([0.5, 100.0]), np.array([3.0, 500.0]), np.array([0.4, 0.6]), 300.0
+    )
+    np.testing.assert_allclose(np.c_[low, high], [[1, 3], [100, 300]])
+    np.testing.assert_allclose(prob, [0.4, 0.6])
+
+
+def test_clipping_merges_ranges_that_collapse_on_the_requested_time() -> None:
+    low, high, prob = clip_ranges(
+        np.array([400.0, 600.0]), np.array([500.0, 700.0]), np.array([0.3, 0.7]), 300.0
+    )
+    np.testing.assert_allclose(np.c_[low, high, prob], [[300, 300, 1.0]])
+
+
+def test_point_prediction_is_the_probability_weighted_median() -> None:
+    rs = RangeSet(np.array([10.0, 30.0]), np.array([20.0, 50.0]), np.array([0.5, 0.5]))
+    assert rs.point_s == 27.5
+    assert rs.contains(40.0) and not rs.contains(25.0)
+
+
+def _history_trace(extra: list[dict] | None = None):  # noqa: ANN202
+    """User 1 runs 12 jobs of 4 procs (runtime 100 or 200), one after the other."""
+    rows = [
+        {
+            "submit_time": 1000 * i,
+            "run_time": 100 + 100 * (i % 2),
+            "requested_procs": 4,
+            "allocated_procs": 4,
+            "user_id": 1,
+        }
+        for i in range(12)
+    ]
+    return make_jobs(rows + (extra or []))
+
+
+def _predict(jobs, user: int, size: int, t: float, req: float = 1000.0) -> RangeSet:  # noqa: ANN001
+    ctx = build_context(jobs, 8, RuntimeParams(), n_tune=4)
+    model = RangeSetPredictor().fit(ctx)
+    return model.predict_one(ctx, ctx.key_codes(user, size, 1, 1), t, req)
+
+
+def test_tuple_history_answers_with_ranges_around_past_runtimes() -> None:
+    rs = _predict(_history_trace(), 1, 4, 20000.0)
+    assert rs.level == "tuple" and rs.support == 10  # the 10 most recent span the range
+    assert rs.contains(100.0) and rs.contains(200.0) and not rs.contains(150.0)
+    assert rs.probability.sum() == pytest.approx(1.0)
+
+
+def test_fallback_to_user_then_size_then_nothing() -> None:
+    jobs = _history_trace()
+    assert _predict(jobs, 1, 2, 20000.0).level == "user"
+    assert _predict(jobs, 7, 4, 20000.0).level == "size"
+    assert _predict(jobs, 7, 2, 20000.0).level == "all"
+    empty = _predict(jobs, 1, 4, 50.0, req=600.0)
+    assert empty.level == "none"
+    np.testing.assert_allclose(np.c_[empty.low_s, empty.high_s], [[1, 600]])
+
+
+def test_changing_a_job_that_ends_after_t_cannot_change_the_prediction() -> None:
+    t = 11100.0  # job 11 (submit 11000, runtime 200) is still running at t
+    base = _history_trace()
+    changed = base.copy()
+    changed.loc[11, "run_time"] = 90000.0
+    changed.loc[11, "allocated_procs"] = 8
+    a, b = _predict(base, 1, 4, t), _predict(changed, 1, 4, t)
+    np.testing.assert_array_equal(a.low_s, b.low_s)
+    np.testing.assert_array_equal(a.high_s, b.high_s)
+    np.testing.assert_array_equal(a.probability, b.probability)
+    # ... whereas changing a job that ended before t does change it.
+    earlier = base.copy()
+    earlier.loc[10, "run_time"] = 400.0
+    assert not np.array_equal(_predict(earlier, 1, 4, t).high_s, a.high_s)
+
+
+def test_response_time_adds_a_point_wait_to_every_range() -> None:
+    from predictor.core.response import response_rangeset
+
+    runtime = RangeSet(np.array([10.0, 100.0]), np.array([20.0, 120.0]), np.array([0.3, 0.7]))
+    resp = response_rangeset(runtime, 50.0)
+    np.testing.assert_allclose(
+        np.c_[resp.low_s, resp.high_s, resp.probability], [[60, 70, 0.3], [150, 170, 0.7]]
+    )
+    assert resp.point_s == pytest.approx(runtime.point_s + 50.0)
+
+
+def test_response_time_of_wait_ranges_multiplies_probabilities_and_merges() -> None:
+    from predictor.core.response import response_rangeset
+
+    runtime = RangeSet(np.array([10.0]), np.array([20.0]), np.array([1.0]))
+    wait = RangeSet(
+        np.array([0.0, 2.0, 1000.0]), np.array([5.0, 6.0, 1000.0]), np.array([0.5, 0.25, 0.25])
+    )
+    resp = response_rangeset(runtime, wait)
+    # [10,25] and [12,26] overlap 13 of 14 -> merged with p 0.75; [1010,1020] stays.
+    np.testing.assert_allclose(
+        np.c_[resp.low_s, resp.high_s, resp.probability], [[10, 26, 0.75], [1010, 1020, 0.25]]
+    )

@@ -1,0 +1,61 @@
+"""Small synthetic traces and a fake state sweep for the queue-wait method tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from predictor.core.wait_types import WaitContext
+from traces.core.swf import SWF_FIELDS
+
+
+def make_jobs(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    """A trace of ``n`` jobs, sorted by submit; waits grow with the requested processors."""
+    rng = np.random.default_rng(seed)
+    submit = np.cumsum(rng.exponential(300.0, n)).round()
+    procs = rng.choice([1, 2, 8, 32, 100], n)
+    wait = (rng.exponential(200.0, n) * (1 + procs / 10)).round()
+    run = rng.exponential(2000.0, n).round() + 1
+    cols = {f: np.full(n, -1, dtype=np.int64) for f in SWF_FIELDS}
+    cols.update(
+        job_id=np.arange(1, n + 1),
+        submit_time=submit,
+        wait_time=wait,
+        run_time=run,
+        allocated_procs=procs,
+        requested_procs=procs,
+        requested_time=run * 2,
+        user_id=rng.integers(1, 6, n),
+        group_id=rng.integers(1, 3, n),
+        executable_id=rng.integers(1, 4, n),
+        queue_id=np.ones(n, dtype=np.int64),
+        status=np.ones(n, dtype=np.int64),
+    )
+    frame = pd.DataFrame(cols)[list(SWF_FIELDS)]
+    for f in ("submit_time", "wait_time", "run_time", "requested_time"):
+        frame[f] = frame[f].astype(float)
+    return frame
+
+
+@dataclass
+class FakeState:
+    """A causal stand-in for ``StateSweep``: each row's summary depends on that row only."""
+
+    summary: np.ndarray
+    summary_names: tuple[str, ...] = tuple(f"f{k}" for k in range(16))
+
+
+def fake_state(jobs: pd.DataFrame) -> FakeState:
+    base = np.column_stack([jobs["requested_procs"], jobs["requested_time"]]).astype(float)
+    return FakeState(summary=np.tile(base, (1, 8)))
+
+
+def make_ctx(jobs: pd.DataFrame, n_tune: int | None = None, state=None) -> WaitContext:  # noqa: ANN001
+    return WaitContext(
+        jobs=jobs,
+        state=fake_state(jobs) if state is None else state,
+        n_tune=len(jobs) // 5 if n_tune is None else n_tune,
+        machine_procs=128,
+    )

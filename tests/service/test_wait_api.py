@@ -1,0 +1,135 @@
+"""Wait prediction API and evaluation runs over HTTP: answers, validation, access, 202 runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from predictor import services_wait
+from predictor.models import EvaluationRun
+from tests.core.wait_fakes import make_jobs
+from tests.service.traces_support import api_for, make_user
+from traces.core.swf import format_jobs
+from traces.services import ingest_swf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def trace(tmp_path: Path):  # noqa: ANN201
+    path = tmp_path / "demo.swf"
+    path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
+    services_wait.MODELS.clear()
+    return ingest_swf(path, name="demo")
+
+
+@pytest.fixture
+def alice():  # noqa: ANN201
+    return make_user("alice")
+
+
+def job(trace, **changes):  # noqa: ANN001, ANN201
+    body = {
+        "user_id": 2, "group_id": 1, "queue_id": 1, "requested_procs": 8,
+        "requested_time": 3600.0, "at": (trace.first_submit_s + trace.last_submit_s) / 2,
+    }  # fmt: skip
+    return {**body, **changes}
+
+
+def predict(client, trace_id, body):  # noqa: ANN001, ANN201
+    return client.post(f"/api/traces/{trace_id}/predictions/wait", body, format="json")
+
+
+def test_prediction_answers_apq_with_the_qbets_bound_beside_it(trace, alice):
+    res = predict(api_for(alice), trace.pk, job(trace))
+    assert res.status_code == 200, res.json()
+    body = res.json()
+    assert set(body) == {"wait_s", "predictor", "support", "qbets_upper_s", "qbets_point_s", "at"}
+    assert body["wait_s"] >= 0 and body["predictor"] and body["support"] >= 0
+    assert body["qbets_upper_s"] >= body["qbets_point_s"] >= 0
+
+
+def test_repeated_predictions_reuse_the_fitted_models(trace, alice, monkeypatch):
+    client = api_for(alice)
+    predict(client, trace.pk, job(trace))
+    calls = []
+    monkeypatch.setattr(services_wait, "fit_trace", lambda t: calls.append(t))
+    res = predict(client, trace.pk, job(trace, user_id=3))
+    assert res.status_code == 200 and calls == []
+
+
+def test_unknown_trace_is_404(alice):
+    assert predict(api_for(alice), 9999, {"user_id": 1}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"requested_procs": 129}, "requested_procs"),
+        ({"requested_procs": 0}, "requested_procs"),
+        ({"requested_time": -5}, "requested_time"),
+        ({"at": -1}, "at"),
+        ({"at": 1e12}, "at"),
+        ({"user_id": "x"}, "user_id"),
+    ],
+)
+def test_bad_input_is_400_naming_the_field(trace, alice, change, field):
+    res = predict(api_for(alice), trace.pk, job(trace, **change))
+    assert res.status_code == 400
+    assert field in res.json()
+
+
+def test_prediction_needs_a_login(trace):
+    assert predict(api_for(None), trace.pk, job(trace)).status_code in (401, 403)
+
+
+def test_posting_an_evaluation_answers_202_and_runs_it(
+    trace, alice, django_capture_on_commit_callbacks
+):
+    client = api_for(alice)
+    body = {"kind": "wait", "methods": ["qbets", "median"], "limit": 50}
+    with django_capture_on_commit_callbacks(execute=True):
+        res = client.post(f"/api/traces/{trace.pk}/evaluations/", body, format="json")
+    assert res.status_code == 202 and res["Location"].rstrip("/").endswith(
+        f"/api/evaluations/{res.json()['id']}"
+    )
+    detail = client.get(res["Location"]).json()
+    assert detail["status"] == "done" and detail["progress"] == 1.0
+    assert set(detail["result"]) == {"qbets", "median"}
+    assert detail["result"]["qbets"]["jobs"] == 50
+
+
+def test_evaluation_with_an_unknown_method_is_400(trace, alice):
+    body = {"kind": "wait", "methods": ["oracle"]}
+    res = api_for(alice).post(f"/api/traces/{trace.pk}/evaluations/", body, format="json")
+    assert res.status_code == 400 and res.json()["field"] == "methods"
+    assert not EvaluationRun.objects.exists()
+
+
+def test_runtime_evaluations_go_to_the_runtime_service(
+    trace, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    import predictor.services_runtime as runtime
+
+    seen = []
+    monkeypatch.setattr(
+        runtime, "run_runtime_evaluation", lambda rid, progress: seen.append(rid) or {"x": {}}
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        res = api_for(alice).post(
+            f"/api/traces/{trace.pk}/evaluations/", {"kind": "runtime"}, format="json"
+        )
+    assert res.status_code == 202 and seen == [res.json()["id"]]
+    assert EvaluationRun.objects.get().status == "done"
+
+
+def test_users_see_their_own_runs_and_staff_see_all(trace, alice):
+    bob, staff = make_user("bob"), make_user("root", staff=True)
+    mine = EvaluationRun.objects.create(kind="wait", owner=alice, trace=trace)
+    EvaluationRun.objects.create(kind="runtime", owner=bob, trace=trace)
+    assert [r["id"] for r in api_for(alice).get("/api/evaluations/").json()["results"]] == [mine.pk]
+    assert api_for(bob).get(f"/api/evaluations/{mine.pk}/").status_code == 404
+    assert len(api_for(staff).get("/api/evaluations/").json()["results"]) == 2
+    only_wait = api_for(staff).get("/api/evaluations/?kind=wait").json()["results"]
+    assert [r["kind"] for r in only_wait] == ["wait"]
