@@ -19,6 +19,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     """Wait and runtime evaluation runs; a user sees their own, staff see all."""
 
     serializer_class = EvaluationRunSerializer
+    queryset = EvaluationRun.objects.none()  # typed schema; get_queryset scopes per user
 
     def get_queryset(self) -> QuerySet[EvaluationRun]:
         runs = EvaluationRun.objects.select_related("owner", "trace")

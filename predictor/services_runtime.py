@@ -7,9 +7,7 @@ in-process LRU, and results are stored on ``EvaluationRun`` rows.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +16,7 @@ from predictor.core.rangeset import RangeSet, RangeSetPredictor
 from predictor.core.runtime_eval import METHODS, evaluate_runtime
 from predictor.core.runtime_history import RuntimeContext, build_context
 from predictor.core.runtime_params import RuntimeParams
+from predictor.fitted_cache import FittedCache
 from predictor.models import EvaluationRun
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
@@ -95,33 +94,7 @@ class FittedRuntime:
     fit_s: float
 
 
-class _Cache:
-    """LRU of fitted traces keyed by (id, job count, ingest end): a re-ingest refits."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict[tuple, FittedRuntime] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, trace: Trace) -> FittedRuntime:
-        key = (trace.pk, trace.job_count, trace.finished_at)
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        fitted = fit_trace(trace)
-        with self.lock:
-            self.items[key] = fitted
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return fitted
-
-    def clear(self) -> None:
-        with self.lock:
-            self.items.clear()
-
-
-MODELS = _Cache(CACHE_SIZE)
+MODELS: FittedCache[FittedRuntime] = FittedCache(CACHE_SIZE, lambda trace: fit_trace(trace))
 
 
 def fit_trace(trace: Trace) -> FittedRuntime:

@@ -6,9 +6,7 @@ models are kept per trace in a small in-process LRU cache so repeated API calls 
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +14,7 @@ from predictor.core.qbets import QBETS
 from predictor.core.wait_eval import Evaluation, evaluate_trace
 from predictor.core.wait_registry import DEFAULT_METHODS, make_methods, parse_methods
 from predictor.core.wait_types import WaitContext
+from predictor.fitted_cache import FittedCache
 from predictor.models import EvaluationRun
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status, enqueue_on_commit
@@ -117,33 +116,7 @@ class FittedTrace:
     fit_s: float
 
 
-class _ModelCache:
-    """A small LRU of :class:`FittedTrace` keyed by trace identity and content."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict[tuple, FittedTrace] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, trace: Trace) -> FittedTrace:
-        key = (trace.pk, trace.job_count, trace.finished_at)
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        fitted = fit_trace(trace)  # outside the lock: fitting is slow
-        with self.lock:
-            self.items[key] = fitted
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return fitted
-
-    def clear(self) -> None:
-        with self.lock:
-            self.items.clear()
-
-
-MODELS = _ModelCache(CACHE_SIZE)
+MODELS: FittedCache[FittedTrace] = FittedCache(CACHE_SIZE, lambda trace: fit_trace(trace))
 
 
 def fit_trace(trace: Trace) -> FittedTrace:

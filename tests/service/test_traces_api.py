@@ -238,3 +238,13 @@ def test_upload_over_the_traces_per_user_limit_is_409(settings, alice, small) ->
 
 def test_jobs_of_a_missing_trace_is_404(alice) -> None:
     assert api_for(alice).get("/api/traces/999/jobs/").status_code == 404
+
+
+def test_openapi_schema_generates_without_warnings(tmp_path) -> None:
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yml"
+    call_command("spectacular", "--fail-on-warn", "--file", str(out))
+    text = out.read_text()
+    for path in ("/api/traces/", "/api/evaluations/", "predictions/wait", "predictions/runtime"):
+        assert path in text
