@@ -32,10 +32,13 @@ class EvaluationRequestSerializer(serializers.Serializer):
     tune_fraction = serializers.FloatField(min_value=0.0, max_value=0.95, default=0.2)
     limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
     seed = serializers.IntegerField(min_value=0, required=False, default=0)
+    simulate_waits = serializers.BooleanField(
+        default=False, help_text="Wait runs: take waits from an EASY replay (logs without waits)."
+    )
 
     def params(self) -> dict[str, Any]:
         data = self.validated_data
-        return {k: data[k] for k in ("tune_fraction", "limit", "seed")}
+        return {k: data[k] for k in ("tune_fraction", "limit", "seed", "simulate_waits")}
 
 
 class EvaluationRunSerializer(serializers.ModelSerializer):

@@ -16,6 +16,7 @@ from predictor.core.wait_registry import DEFAULT_METHODS, make_methods, parse_me
 from predictor.core.wait_types import WaitContext
 from predictor.fitted_cache import FittedCache
 from predictor.models import EvaluationRun
+from pyss_adapter.core.replay import with_simulated_waits
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status, enqueue_on_commit
 from traces.core.swf import SwfTrace, read_swf
@@ -64,7 +65,15 @@ def start_run(run: EvaluationRun) -> None:
 
 
 def load_swf(run: EvaluationRun) -> SwfTrace:
-    return swf_trace_for(run.trace) if run.trace_id else read_swf(run.swf_path)
+    swf = swf_trace_for(run.trace) if run.trace_id else read_swf(run.swf_path)
+    return with_replayed_waits(swf) if run.params.get("simulate_waits") else swf
+
+
+def with_replayed_waits(swf: SwfTrace) -> SwfTrace:
+    """The same trace with waits from an EASY replay (for logs that carry none)."""
+    procs = int(swf.machine_procs or 1)
+    jobs = with_simulated_waits(swf.jobs, procs)
+    return SwfTrace(header=swf.header, jobs=jobs, report=swf.report, name=swf.name)
 
 
 def evaluate_swf(

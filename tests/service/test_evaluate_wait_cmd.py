@@ -90,3 +90,26 @@ def test_all_methods_run_on_a_slice_of_a_real_trace(shared_traces: Path, tmp_pat
     assert {r["jobs"] for r in data.values()} == {150}
     assert all("ci_vs_apq" in r for name, r in data.items() if name != "apq")
     assert sum(data["apq"]["predictor_mix"].values()) == pytest.approx(1.0)
+
+
+@pytest.mark.django_db
+def test_simulate_waits_evaluates_a_log_without_waits(tmp_path) -> None:
+    """A model-generated log (every wait -1) has no targets, unless waits come from a replay."""
+    import numpy as np
+
+    from traces.core.swf import SwfTrace, write_swf
+    from traces.core.swf_header import parse_header
+    from traces.core.synthetic import generate_lublin, lublin_header
+
+    jobs = generate_lublin(600, 32, rng=np.random.default_rng(3))
+    path = tmp_path / "nowaits.swf"
+    write_swf(SwfTrace(header=parse_header(lublin_header(600, 32, seed=3)), jobs=jobs), path)
+    with pytest.raises(CommandError, match="no test targets"):
+        call_command("evaluate_wait", "--swf", str(path), "--methods", "median,zero")
+    out = tmp_path / "r.json"
+    call_command(
+        "evaluate_wait", "--swf", str(path), "--methods", "median,zero",
+        "--simulate-waits", "--json", str(out),
+    )  # fmt: skip
+    result = json.loads(out.read_text())
+    assert result["zero"]["jobs"] == result["median"]["jobs"] > 400

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyss_adapter.core.replay import replay
+from pyss_adapter.core.replay import with_simulated_waits
 from traces.core.swf import SwfTrace
 from traces.core.swf_header import parse_header
 from traces.core.synthetic import MODELS, generate_lublin, lublin_header
@@ -20,9 +20,7 @@ def demo_trace(n_jobs: int = 5000, machine_procs: int = 128, *, seed: int = 1) -
     """A reproducible synthetic trace whose waits come from an EASY replay."""
     params = MODELS["all"]
     jobs = generate_lublin(n_jobs, machine_procs, rng=np.random.default_rng(seed), params=params)
-    result = replay(jobs, machine_procs, scheduler="easy", estimates="requested")
-    by_id = dict(zip(result.jobs.job_id.tolist(), result.wait_s.tolist(), strict=True))
-    jobs["wait_time"] = np.round([by_id[j] for j in jobs["job_id"].tolist()])
+    jobs = with_simulated_waits(jobs, machine_procs)
     lines = lublin_header(n_jobs, machine_procs, seed=seed, params=params)
     lines.append("; Note: wait times from an EASY-backfilling replay with requested times")
     return SwfTrace(header=parse_header(lines), jobs=jobs, name="demo")

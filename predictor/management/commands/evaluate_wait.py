@@ -40,6 +40,12 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None, help="N test jobs evenly spread")
         parser.add_argument("--json", help="write the per-method numbers here")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--simulate-waits",
+            action="store_true",
+            help="for logs without waits (e.g. model-generated): take each job's wait from an "
+            "EASY replay with requested times (the run says so)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
@@ -49,7 +55,9 @@ class Command(BaseCommand):
         if opts["limit"] is not None and opts["limit"] < 1:
             raise CommandError("--limit must be >= 1")
         swf = resolve_trace(opts["trace_name"], opts["swf"])
-        params = {k: opts[k] for k in ("tune_fraction", "limit", "seed")}
+        if opts["simulate_waits"]:
+            swf = services_wait.with_replayed_waits(swf)
+        params = {k: opts[k] for k in ("tune_fraction", "limit", "seed", "simulate_waits")}
         trace = (
             Trace.objects.filter(name=opts["trace_name"]).first() if opts["trace_name"] else None
         )
