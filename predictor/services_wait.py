@@ -135,6 +135,11 @@ def fit_trace(trace: Trace) -> FittedTrace:
 
     started = time.perf_counter()
     swf = swf_trace_for(trace)
+    if not (swf.jobs["wait_time"] >= 0).any():
+        raise ConflictError(
+            f"trace {trace.name!r} has no known waits (SWF field 3 is -1 for every job), so there "
+            "is no history to predict from; evaluate it with `evaluate_wait --simulate-waits`"
+        )
     n_tune = int(API_TUNE_FRACTION * len(swf.jobs))
     ctx, _ = build_context(swf.jobs, int(trace.machine_procs or swf.machine_procs or 1), n_tune)
     apq = APQ().fit(ctx)

@@ -133,3 +133,14 @@ def test_users_see_their_own_runs_and_staff_see_all(trace, alice):
     assert len(api_for(staff).get("/api/evaluations/").json()["results"]) == 2
     only_wait = api_for(staff).get("/api/evaluations/?kind=wait").json()["results"]
     assert [r["kind"] for r in only_wait] == ["wait"]
+
+
+def test_trace_without_any_known_wait_is_a_409_saying_why(tmp_path, alice):
+    jobs = make_jobs(200)
+    jobs["wait_time"] = -1.0
+    path = tmp_path / "nowaits.swf"
+    path.write_text("; MaxProcs: 128\n" + format_jobs(jobs))
+    stored = ingest_swf(path, name="nowaits")
+    res = predict(api_for(alice), stored.pk, job(stored))
+    assert res.status_code == 409
+    assert "no known waits" in res.json()["detail"]
