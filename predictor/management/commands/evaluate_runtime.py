@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from predictor import services_runtime
 from predictor.core.runtime_eval import METHODS
 from predictor.core.runtime_params import RuntimeParams
+from predictor.management.split_args import add_split_arguments, check_split_options
 from predictor.models import EvaluationRun
 from queuecast.errors import QueuecastError
 from queuecast.progress import progress_bar
@@ -41,12 +42,7 @@ class Command(BaseCommand):
     help = "Evaluate runtime methods (load-function rangeSets and peers) on the same test jobs."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("trace_name", nargs="?", help="a stored trace")
-        parser.add_argument("--swf", help="an SWF file (.swf or .swf.gz) instead")
-        parser.add_argument("--methods", default=",".join(METHODS))
-        parser.add_argument("--tune-fraction", type=float, default=0.2)
-        parser.add_argument("--limit", type=int, default=None, help="N test jobs evenly spread")
-        parser.add_argument("--json", help="write the per-method numbers here")
+        add_split_arguments(parser, METHODS)
         parser.add_argument(
             "--set", action="append", default=[], metavar="NAME=VALUE",
             help="override a RuntimeParams field, e.g. --set shift=additive",
@@ -57,10 +53,7 @@ class Command(BaseCommand):
             methods = services_runtime.parse_methods(opts["methods"])
         except QueuecastError as exc:
             raise CommandError(exc.detail) from exc
-        if opts["limit"] is not None and opts["limit"] < 1:
-            raise CommandError("--limit must be >= 1")
-        if not 0.0 <= opts["tune_fraction"] < 1.0:
-            raise CommandError("--tune-fraction must be in [0, 1)")
+        check_split_options(opts)
         swf = resolve_trace(opts["trace_name"], opts["swf"])
         params = {
             "tune_fraction": opts["tune_fraction"],

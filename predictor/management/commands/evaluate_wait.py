@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from predictor import services_wait
 from predictor.core.wait_metrics import WAIT_CLASS_LABELS
 from predictor.core.wait_registry import DEFAULT_METHODS, parse_methods
+from predictor.management.split_args import add_split_arguments, check_split_options
 from predictor.models import EvaluationRun
 from queuecast.errors import QueuecastError
 from queuecast.progress import progress_bar
@@ -33,12 +34,7 @@ class Command(BaseCommand):
     help = "Evaluate queue-wait methods (APQ and peers) on the same test jobs of a trace."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("trace_name", nargs="?", help="a stored trace")
-        parser.add_argument("--swf", help="an SWF file (.swf or .swf.gz) instead")
-        parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
-        parser.add_argument("--tune-fraction", type=float, default=0.2)
-        parser.add_argument("--limit", type=int, default=None, help="N test jobs evenly spread")
-        parser.add_argument("--json", help="write the per-method numbers here")
+        add_split_arguments(parser, DEFAULT_METHODS)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
             "--simulate-waits",
@@ -52,8 +48,7 @@ class Command(BaseCommand):
             methods = parse_methods(opts["methods"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        if opts["limit"] is not None and opts["limit"] < 1:
-            raise CommandError("--limit must be >= 1")
+        check_split_options(opts)
         swf = resolve_trace(opts["trace_name"], opts["swf"])
         if opts["simulate_waits"]:
             swf = services_wait.with_replayed_waits(swf)
