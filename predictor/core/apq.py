@@ -14,6 +14,9 @@ For a target arriving at ``t`` in queue q:
    ``weighted_median`` of the k nearest (our measured addition, docs/apq.md)
    (:mod:`predictor.core.apq_predictors`).
 
+With ``guard=True`` (off by default), :mod:`predictor.core.apq_guard` then answers a
+fallback where APQ's recent errors on already-resolved targets exceeded the fallback's.
+
 ``fit`` chooses the chain, its k and the spread threshold between summaries and
 distributions by AAE on tuning-part targets only (the second half of the tuning part, so
 they have history); parameters fix any of them instead.
@@ -28,6 +31,7 @@ import numpy as np
 
 from predictor.core import apq_distance as dist
 from predictor.core import apq_predictors as pred
+from predictor.core.apq_guard import apply_guard
 from predictor.core.apq_structure import check_structure
 from predictor.core.state import StateSweep, state_at
 from predictor.core.wait_params import APQParams
@@ -342,12 +346,11 @@ class APQ:
                 progress(pos / n)
         if progress is not None:
             progress(1.0)
-        return WaitPrediction(
-            wait_s=wait_s,
-            predictor=names,
-            support=support,
-            extra={"mode": modes, "spread": spreads},
-        )
+        extra = {"mode": modes, "spread": spreads}
+        if self.params.guard:
+            extra["apq_wait_s"] = wait_s
+            wait_s, names, extra["guarded"] = apply_guard(ctx, targets, wait_s, names, self.params)
+        return WaitPrediction(wait_s=wait_s, predictor=names, support=support, extra=extra)
 
 
 def predict_single(ctx: WaitContext, job: dict[str, Any], at: float, apq: APQ) -> WaitPrediction:

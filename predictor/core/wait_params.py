@@ -50,6 +50,15 @@ class APQParams:
     min_history : fewer history jobs than this -> median wait of recent same-size-class jobs.
     fallback_recent : how many recent same-class jobs that median uses.
     size_class_edges : processor classes (1-4, 5-16, 17-64, 65+), as in QBETS.
+
+    Online guard (:mod:`predictor.core.apq_guard`, docs/apq.md "The online guard"):
+    guard : answer the fallback when APQ's recent errors on already-resolved targets exceed
+        the fallback's (off by default: see docs/apq.md for the measurement).
+    guard_fallback : "zero" (0 s) or "median" (recent size-class median, ``fallback_recent``).
+    guard_scope : "user" (the target user's resolved targets) or "all" (every user's).
+    guard_window, guard_factor, guard_min_resolved : the last ``guard_window`` resolved
+        targets; switch when APQ's mean error > ``guard_factor`` x the fallback's, given at
+        least ``guard_min_resolved`` of them. Fixed a priori, never tuned on the test part.
     """
 
     history_size: int = 4000
@@ -81,6 +90,12 @@ class APQParams:
     min_history: int = 50
     fallback_recent: int = 100
     size_class_edges: tuple[int, ...] = field(default=(4, 16, 64))
+    guard: bool = False
+    guard_fallback: str = "zero"
+    guard_scope: str = "user"
+    guard_window: int = 20
+    guard_factor: float = 1.5
+    guard_min_resolved: int = 5
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
