@@ -10,7 +10,9 @@ target's level (tuple, else user, else size), centred on the point.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +38,23 @@ def target_levels(ctx: RuntimeContext, rows: np.ndarray) -> np.ndarray:
     return ctx.choose_level(ctx.level_codes(rows), ctx.submit_s[rows])
 
 
+def _level_histories(
+    ctx: RuntimeContext, rows: np.ndarray, levels: np.ndarray
+) -> Iterator[tuple[np.ndarray, Any, np.ndarray, np.ndarray]]:
+    """Per history level: the rows answered there, its index, and each row's history bounds.
+
+    ``[lo, hi)`` are positions in ``index.order`` of the jobs of the row's group that ended
+    before the row's submit time.
+    """
+    t = ctx.submit_s[rows]
+    for i, name in enumerate(LEVEL_NAMES):
+        sel = levels == i
+        if sel.any():
+            index = ctx.levels[name]
+            lo, hi = index.bounds(index.codes[rows[sel]], t[sel])
+            yield sel, index, lo, hi
+
+
 def level_mean(
     ctx: RuntimeContext, rows: np.ndarray, values: np.ndarray, levels: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -45,13 +64,7 @@ def level_mean(
     """
     mean = np.full(rows.size, np.nan)
     count = np.zeros(rows.size, dtype=int)
-    t = ctx.submit_s[rows]
-    for i, name in enumerate(LEVEL_NAMES):
-        sel = levels == i
-        if not sel.any():
-            continue
-        index = ctx.levels[name]
-        lo, hi = index.bounds(index.codes[rows[sel]], t[sel])
+    for sel, index, lo, hi in _level_histories(ctx, rows, levels):
         sums = index.prefix_sums(values)
         n = hi - lo
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -91,13 +104,7 @@ def past_min_max(
     """Min and max runtime of each row's level history (NaN when empty)."""
     low = np.full(rows.size, np.nan)
     high = np.full(rows.size, np.nan)
-    t = ctx.submit_s[rows]
-    for i, name in enumerate(LEVEL_NAMES):
-        sel = levels == i
-        if not sel.any():
-            continue
-        index = ctx.levels[name]
-        lo, hi = index.bounds(index.codes[rows[sel]], t[sel])
+    for sel, index, lo, hi in _level_histories(ctx, rows, levels):
         run = pd.Series(ctx.run_s[index.order])
         grp = index.codes[index.order]
         cmin = run.groupby(grp).cummin().to_numpy()
