@@ -148,6 +148,22 @@ def fit_trace(trace: Trace) -> FittedTrace:
     return FittedTrace(ctx=ctx, apq=apq, qbets=qbets, fit_s=time.perf_counter() - started)
 
 
+def resolve_queue(queues: Any, queue_id: int) -> int:
+    """The queue a query means: -1 (not given) is the trace's only queue.
+
+    History and state are per queue (spec), so a query in a queue the trace does not
+    have would see no history at all; it is rejected naming the field.
+    """
+    known = sorted(int(q) for q in set(queues.tolist()))
+    if queue_id == -1 and len(known) == 1:
+        return known[0]
+    if queue_id not in known:
+        shown = ", ".join(map(str, known[:20])) + (" ..." if len(known) > 20 else "")
+        raise InvalidInput(f"queue_id {queue_id} is not a queue of this trace ({shown})",
+                           field="queue_id")  # fmt: skip
+    return queue_id
+
+
 def predict_wait(trace: Trace, job: dict[str, Any]) -> dict[str, Any]:
     """APQ's wait for ``job`` submitted at ``job["at"]``, with the QBETS point and bound."""
     from predictor.core.apq import predict_single
@@ -156,6 +172,7 @@ def predict_wait(trace: Trace, job: dict[str, Any]) -> dict[str, Any]:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")
     fitted = MODELS.get(trace)
     at = float(job["at"])
+    job = {**job, "queue_id": resolve_queue(fitted.ctx.jobs["queue_id"], job.get("queue_id", -1))}
     apq = predict_single(fitted.ctx, job, at, fitted.apq)
     qb = fitted.qbets.predict_at(fitted.ctx, int(job["requested_procs"]), at)
     return {

@@ -144,3 +144,18 @@ def test_trace_without_any_known_wait_is_a_409_saying_why(tmp_path, alice):
     res = predict(api_for(alice), stored.pk, job(stored))
     assert res.status_code == 409
     assert "no known waits" in res.json()["detail"]
+
+
+def test_a_query_without_queue_uses_the_traces_only_queue(trace, alice):
+    client = api_for(alice)
+    body = job(trace)
+    given = predict(client, trace.pk, body).json()
+    body.pop("queue_id")
+    omitted = predict(client, trace.pk, body).json()
+    assert omitted["support"] == given["support"] > 0
+    assert omitted["wait_s"] == given["wait_s"]
+
+
+def test_a_queue_the_trace_does_not_have_is_a_400_naming_queue_id(trace, alice):
+    res = predict(api_for(alice), trace.pk, job(trace, queue_id=7))
+    assert res.status_code == 400 and res.json()["field"] == "queue_id"
