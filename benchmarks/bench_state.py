@@ -19,10 +19,10 @@ import time
 import numpy as np
 from _common import largest_trace, table, traces_dir
 
-from predictor.core.apq import APQ
-from predictor.core.state import compute_state
-from predictor.core.wait_baselines import RecentMedian
-from predictor.core.wait_types import WaitContext
+from predictor.core.state.sweep import compute_state
+from predictor.core.wait.apq import APQ
+from predictor.core.wait.baselines import RecentMedian
+from predictor.core.wait.types import WaitContext
 from traces.core.swf import read_swf
 
 

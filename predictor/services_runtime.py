@@ -11,11 +11,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from predictor.core.load_functions import LoadFunction
-from predictor.core.rangeset import RangeSet, RangeSetPredictor
-from predictor.core.runtime_eval import METHODS, evaluate_runtime
-from predictor.core.runtime_history import RuntimeContext, build_context
-from predictor.core.runtime_params import RuntimeParams
+from predictor.core.runtime.evaluate import METHODS, evaluate_runtime
+from predictor.core.runtime.history import RuntimeContext, build_context
+from predictor.core.runtime.load_functions import LoadFunction
+from predictor.core.runtime.params import RuntimeParams
+from predictor.core.runtime.rangeset import RangeSet, RangeSetPredictor
 from predictor.fitted_cache import FittedCache
 from predictor.models import EvaluationRun
 from queuecast.errors import ConflictError, InvalidInput

@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from predictor.core.qbets import QBETS
-from predictor.core.wait_eval import Evaluation, evaluate_trace
-from predictor.core.wait_registry import DEFAULT_METHODS, make_methods, parse_methods
-from predictor.core.wait_types import WaitContext
+from predictor.core.wait.evaluate import Evaluation, evaluate_trace
+from predictor.core.wait.qbets import QBETS
+from predictor.core.wait.registry import DEFAULT_METHODS, make_methods, parse_methods
+from predictor.core.wait.types import WaitContext
 from predictor.fitted_cache import FittedCache
 from predictor.models import EvaluationRun
 from pyss_adapter.core.replay import with_simulated_waits
@@ -130,8 +130,8 @@ MODELS: FittedCache[FittedTrace] = FittedCache(CACHE_SIZE, lambda trace: fit_tra
 
 def fit_trace(trace: Trace) -> FittedTrace:
     """State sweep, APQ and QBETS for a stored trace."""
-    from predictor.core.apq import APQ
-    from predictor.core.wait_eval import build_context
+    from predictor.core.wait.apq import APQ
+    from predictor.core.wait.evaluate import build_context
 
     started = time.perf_counter()
     swf = swf_trace_for(trace)
@@ -166,7 +166,7 @@ def resolve_queue(queues: Any, queue_id: int) -> int:
 
 def predict_wait(trace: Trace, job: dict[str, Any]) -> dict[str, Any]:
     """APQ's wait for ``job`` submitted at ``job["at"]``, with the QBETS point and bound."""
-    from predictor.core.apq import predict_single
+    from predictor.core.wait.apq import predict_single
 
     if trace.status != Status.DONE:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")

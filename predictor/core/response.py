@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictor.core.rangeset import RangeSet, cap_ranges, merge_ranges
+from predictor.core.runtime.rangeset import RangeSet, cap_ranges, merge_ranges
 
 
 def wait_rangeset(wait_s: float, upper_s: float | None = None) -> RangeSet:

@@ -8,13 +8,13 @@ import pytest
 from sklearn.cluster import DBSCAN
 from sklearn.linear_model import Ridge
 
-from predictor.core import apq_distance as dist
-from predictor.core import apq_predictors as pred
-from predictor.core import histograms as hg
-from predictor.core.apq import APQ, predict_single
-from predictor.core.apq_structure import check_structure, cluster_labels, point_metric
-from predictor.core.state import compute_state
-from predictor.core.wait_types import WaitContext
+from predictor.core.state import histograms as hg
+from predictor.core.state.sweep import compute_state
+from predictor.core.wait import apq_distance as dist
+from predictor.core.wait import apq_predictors as pred
+from predictor.core.wait.apq import APQ, predict_single
+from predictor.core.wait.apq_structure import check_structure, cluster_labels, point_metric
+from predictor.core.wait.types import WaitContext
 from tests.core.test_state import make_jobs
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.apq import APQ
-from predictor.core.apq_guard import guard_switch
+from predictor.core.wait.apq import APQ
+from predictor.core.wait.apq_guard import guard_switch
 from tests.core.test_apq import context, synthetic_trace
 
 

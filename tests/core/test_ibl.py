@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictor.core.ibl import IBL, kernel_average, unit_distances
-from predictor.core.wait_baselines import ZeroWait
+from predictor.core.wait.baselines import ZeroWait
+from predictor.core.wait.ibl import IBL, kernel_average, unit_distances
 from tests.core.wait_fakes import make_ctx, make_jobs
 
 

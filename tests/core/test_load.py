@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictor.core.load import (
+from predictor.core.runtime.load import (
     UsageCurve,
     actual_load,
     interval_loads,

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.load_functions import (
+from predictor.core.runtime.load_functions import (
     bin_averages,
     densest_cluster,
     fit_load_functions,
     fit_tuple_function,
     longest_chain,
 )
-from predictor.core.runtime_params import RuntimeParams
+from predictor.core.runtime.params import RuntimeParams
 from tests.core.test_load import make_jobs
 
 

@@ -1,6 +1,6 @@
 """Loads of a whole real trace (HPC2N, 203k jobs): sane values for every job.
 
-Speed is measured by benchmarks (``predictor.core.load`` takes ~0.06 s here), not asserted.
+Speed is measured by benchmarks (``predictor.core.runtime.load`` takes ~0.06 s here), not asserted.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.load import trace_loads
+from predictor.core.runtime.load import trace_loads
 from traces.core.swf import read_swf
 
 pytestmark = pytest.mark.realtrace

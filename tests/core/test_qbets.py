@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from predictor.core.qbets import QBETS, bound_indices, min_history, miss_run_to_trim
+from predictor.core.wait.qbets import QBETS, bound_indices, min_history, miss_run_to_trim
 from tests.core.wait_fakes import make_ctx, make_jobs
 
 

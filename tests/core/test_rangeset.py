@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.rangeset import (
+from predictor.core.runtime.history import build_context
+from predictor.core.runtime.params import RuntimeParams
+from predictor.core.runtime.rangeset import (
     RangeSet,
     RangeSetPredictor,
     cap_ranges,
@@ -17,8 +19,6 @@ from predictor.core.rangeset import (
     relevant_count,
     shifted_values,
 )
-from predictor.core.runtime_history import build_context
-from predictor.core.runtime_params import RuntimeParams
 from tests.core.test_load import make_jobs
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from predictor.core.runtime_eval import evaluate_runtime
+from predictor.core.runtime.evaluate import evaluate_runtime
 from traces.core.swf import read_swf
 
 pytestmark = pytest.mark.realtrace

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.runtime_history import build_context
-from predictor.core.runtime_peers import (
+from predictor.core.runtime.history import build_context
+from predictor.core.runtime.peers import (
     BaselineRange,
     LiKnnPredictor,
     QuantileGBRange,
@@ -118,7 +118,7 @@ def test_quantile_range_uses_only_jobs_ended_before_the_target() -> None:
 
 
 def test_metrics_by_hand() -> None:
-    from predictor.core.runtime_metrics import runtime_metrics
+    from predictor.core.runtime.metrics import runtime_metrics
 
     m = runtime_metrics(
         actual_s=np.array([100.0, 200.0, 50.0]),
@@ -136,7 +136,7 @@ def test_metrics_by_hand() -> None:
 
 
 def test_targets_are_later_jobs_with_positive_runtime_evenly_spread() -> None:
-    from predictor.core.runtime_eval import select_targets
+    from predictor.core.runtime.evaluate import select_targets
 
     rows = [{"submit_time": i, "run_time": 0 if i % 10 == 0 else 5} for i in range(100)]
     ctx = _ctx(rows, n_tune=20)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from predictor.core.runtime_history import build_context
-from predictor.core.smith import SmithTemplates, attribute_frame, choose, template_stats
+from predictor.core.runtime.history import build_context
+from predictor.core.runtime.smith import SmithTemplates, attribute_frame, choose, template_stats
 from tests.core.test_load import make_jobs
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictor.core import histograms as hg
-from predictor.core import state as st
-from predictor.core.state import SUMMARY_NAMES, compute_state, state_at
+from predictor.core.state import histograms as hg
+from predictor.core.state import sweep as st
+from predictor.core.state.sweep import SUMMARY_NAMES, compute_state, state_at
 from traces.core.swf import SWF_FIELDS
 
 

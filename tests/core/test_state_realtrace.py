@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.apq import APQ
-from predictor.core.state import compute_state
-from predictor.core.wait_types import WaitContext
+from predictor.core.state.sweep import compute_state
+from predictor.core.wait.apq import APQ
+from predictor.core.wait.types import WaitContext
 from tests.core.test_state import brute_state
 from traces.core.swf import read_swf
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.wait_baselines import RecentMedian, ZeroWait
-from predictor.core.wait_eval import evaluate, evaluate_trace, select_targets
-from predictor.core.wait_gbm import WaitGBM, queue_counts
-from predictor.core.wait_history import KnownHistory, usable_mask
-from predictor.core.wait_registry import FACTORIES, make_methods, parse_methods
+from predictor.core.wait.baselines import RecentMedian, ZeroWait
+from predictor.core.wait.evaluate import evaluate, evaluate_trace, select_targets
+from predictor.core.wait.gbm import WaitGBM, queue_counts
+from predictor.core.wait.history import KnownHistory, usable_mask
+from predictor.core.wait.registry import FACTORIES, make_methods, parse_methods
 from tests.core.wait_fakes import fake_state, make_ctx, make_jobs
 
 

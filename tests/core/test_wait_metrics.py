@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core import wait_metrics as wm
+from predictor.core.wait import metrics as wm
 
 
 def test_aae_and_scaled_aae_by_hand():

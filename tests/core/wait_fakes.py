@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from predictor.core.wait_types import WaitContext
+from predictor.core.wait.types import WaitContext
 from traces.core.swf import SWF_FIELDS
 
 

@@ -14,8 +14,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from predictor import services_wait
-from predictor.core.wait_metrics import WAIT_CLASS_LABELS
-from predictor.core.wait_registry import DEFAULT_METHODS, parse_methods
+from predictor.core.wait.metrics import WAIT_CLASS_LABELS
+from predictor.core.wait.registry import DEFAULT_METHODS, parse_methods
 from predictor.management.split_args import add_split_arguments, check_split_options
 from predictor.models import EvaluationRun
 from queuecast.errors import QueuecastError

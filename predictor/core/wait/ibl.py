@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.wait_history import KnownHistory, requested_procs
-from predictor.core.wait_types import WaitContext, WaitPrediction
+from predictor.core.wait.history import KnownHistory, requested_procs
+from predictor.core.wait.types import WaitContext, WaitPrediction
 
 NOMINAL = ("user_id", "group_id", "queue_id", "executable_id")
 DAY_S = 86400.0

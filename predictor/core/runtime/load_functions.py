@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import DBSCAN
 
-from predictor.core.runtime_params import RuntimeParams
+from predictor.core.runtime.params import RuntimeParams
 
 TUPLE_COLUMNS = ("user_id", "size", "queue_id", "group_id")
 

@@ -26,7 +26,7 @@ row at/after end_j)``. Sums over W/R for every target are then difference arrays
 rows of the same group (queue, or queue+user) and one cumulative sum: O(n log n) for the
 whole trace. "Time waited so far" is ``count * t - sum(submit)``, "run so far" is
 ``count * t - sum(start)``. The histograms' value sets are the same intervals expanded
-into a CSR membership list (:mod:`predictor.core.histograms`).
+into a CSR membership list (:mod:`predictor.core.state.histograms`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from predictor.core import histograms as hg
+from predictor.core.state import histograms as hg
 
 SUMMARY_NAMES: tuple[str, ...] = (
     "req_procs",

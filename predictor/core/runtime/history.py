@@ -7,7 +7,7 @@ AAE of point methods). :class:`RuntimeContext` bundles a trace's arrays, loads a
 history levels of the seed's relevant history (tuple, then user, then request size).
 
 Leakage rule: a job counts as history at t only if ``end < t`` (strictly); its actual load is
-then known too (see ``predictor.core.load``).
+then known too (see ``predictor.core.runtime.load``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from predictor.core.load import UsageCurve, actual_load, job_spans, predicted_load
-from predictor.core.load_functions import request_size, tuple_frame
-from predictor.core.runtime_params import LEVELS, RuntimeParams
+from predictor.core.runtime.load import UsageCurve, actual_load, job_spans, predicted_load
+from predictor.core.runtime.load_functions import request_size, tuple_frame
+from predictor.core.runtime.params import LEVELS, RuntimeParams
 
 LEVEL_COLUMNS = {
     "tuple": ("user_id", "size", "queue_id", "group_id"),

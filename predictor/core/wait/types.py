@@ -20,7 +20,7 @@ class WaitContext:
 
     jobs : the trace's jobs, columns ``traces.core.swf.SWF_FIELDS``, sorted by submit time
            (row i is job i everywhere below).
-    state : the system-state sweep (``predictor.core.state.StateSweep``), one row per job.
+    state : the system-state sweep (``predictor.core.state.sweep.StateSweep``), one row per job.
     n_tune : rows ``[0, n_tune)`` are the tuning/warm-up part; methods may fit on them only.
     machine_procs : processors of the machine.
     Leakage rule: for a target i, row j is usable history only if

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from predictor.core import wait_metrics
-from predictor.core.wait_history import usable_mask
-from predictor.core.wait_types import WaitContext, WaitMethod, WaitPrediction
+from predictor.core.wait import metrics as wait_metrics
+from predictor.core.wait.history import usable_mask
+from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
 
 Progress = Callable[[float], None] | None
 STATE_SHARE = 0.1  # share of the progress bar given to the state sweep
@@ -86,7 +86,7 @@ def build_context(
     """The shared context; computes the state sweep unless given. Returns it and its seconds."""
     started = time.perf_counter()
     if state is None:
-        from predictor.core.state import compute_state  # written alongside APQ
+        from predictor.core.state.sweep import compute_state  # written alongside APQ
 
         state = compute_state(jobs, progress=progress)
     ctx = WaitContext(jobs=jobs, state=state, n_tune=n_tune, machine_procs=int(machine_procs))

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from predictor.core.runtime_history import GroupIndex, RuntimeContext
-from predictor.core.runtime_peers import RangePrediction, aae_range, global_past_mean
+from predictor.core.runtime.history import GroupIndex, RuntimeContext
+from predictor.core.runtime.peers import RangePrediction, aae_range, global_past_mean
 
 ATTRIBUTES = ("user_id", "group_id", "queue_id", "executable_id", "size_range", "time_range")
 

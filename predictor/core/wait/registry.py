@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.ibl import IBL
-from predictor.core.qbets import QBETS
-from predictor.core.wait_baselines import RecentMedian, ZeroWait
-from predictor.core.wait_gbm import WaitGBM
-from predictor.core.wait_types import WaitContext, WaitMethod, WaitPrediction
+from predictor.core.wait.baselines import RecentMedian, ZeroWait
+from predictor.core.wait.gbm import WaitGBM
+from predictor.core.wait.ibl import IBL
+from predictor.core.wait.qbets import QBETS
+from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
 
 DEFAULT_METHODS = ("apq", "qbets", "ibl", "median", "gbm")
 
@@ -42,7 +42,7 @@ class SimulatedStart:
 
 
 def _apq(random_state: int | None) -> WaitMethod:
-    from predictor.core.apq import APQ
+    from predictor.core.wait.apq import APQ
 
     try:
         return APQ(random_state=random_state)

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 
-from predictor.core.wait_history import KnownHistory, requested_procs, size_class
-from predictor.core.wait_types import WaitContext, WaitPrediction
+from predictor.core.wait.history import KnownHistory, requested_procs, size_class
+from predictor.core.wait.types import WaitContext, WaitPrediction
 
 N_GROUPS = 4
 POOLED = N_GROUPS  # index of the all-sizes group

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.wait_baselines import RecentMedian
-from predictor.core.wait_types import WaitContext
+from predictor.core.wait.baselines import RecentMedian
+from predictor.core.wait.types import WaitContext
 
 FALLBACKS = ("zero", "median")
 SCOPES = ("user", "all")

@@ -4,7 +4,7 @@ Split (same rules as the wait evaluation): jobs sorted by submit time; the first
 ``tune_fraction`` form the tuning part (load functions, Smith templates); the targets are
 the later jobs with a positive runtime, optionally ``limit`` of them evenly spread. History
 for a target at t is every job (tuning or test) that ended before t (see
-``predictor.core.runtime_history``).
+``predictor.core.runtime.history``).
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from predictor.core.rangeset import RangeSetPredictor
-from predictor.core.runtime_history import RuntimeContext, build_context
-from predictor.core.runtime_metrics import runtime_metrics
-from predictor.core.runtime_params import RuntimeParams
-from predictor.core.runtime_peers import (
+from predictor.core.runtime.history import RuntimeContext, build_context
+from predictor.core.runtime.metrics import runtime_metrics
+from predictor.core.runtime.params import RuntimeParams
+from predictor.core.runtime.peers import (
     BaselineRange,
     LiKnnPredictor,
     QuantileGBRange,
     RequestedTime,
     TsafrirPredictor,
 )
-from predictor.core.smith import SmithTemplates
+from predictor.core.runtime.rangeset import RangeSetPredictor
+from predictor.core.runtime.smith import SmithTemplates
 
 METHODS = ("rangeset", "baseline", "smith", "li", "tsafrir", "requested", "quantile")
 Progress = Callable[[float], None] | None
@@ -105,7 +105,7 @@ def evaluate_runtime(
 ) -> dict[str, Any]:
     """Run ``methods`` on the same targets; returns ``{"methods": {name: metrics}, ...}``.
 
-    Metrics per method: see ``predictor.core.runtime_metrics``; ``seconds`` is its wall time.
+    Metrics per method: see ``predictor.core.runtime.metrics``; ``seconds`` is its wall time.
     """
     unknown = set(methods) - set(METHODS)
     if unknown:

@@ -5,7 +5,7 @@ history and are scored on exactly the same jobs.
 
 * A job is *usable* (as a target and as history) when it has a submit time, a known wait
   (``wait >= 0``) and it ran (run time >= 0 and a non-zero processor count). Jobs that never
-  ran still count in the queue state, which :mod:`predictor.core.state` handles.
+  ran still count in the queue state, which :mod:`predictor.core.state.sweep` handles.
 * For a target row ``i`` submitted at ``t = submit_i``, a usable row ``j`` is history iff
   ``start_j < t`` or (``start_j == t`` and ``j < i``), with ``start_j = submit_j + wait_j``.
   Ties at ``t`` are broken by row order so that the target itself, and any job submitted at

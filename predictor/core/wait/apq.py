@@ -1,20 +1,20 @@
 """APQ, Adaptive Prediction of Queue waits (seed 002 "Queue waiting time predictions";
-spec ``wait-prediction.md``). Implements :class:`predictor.core.wait_types.WaitMethod`.
+spec ``wait-prediction.md``). Implements :class:`predictor.core.wait.types.WaitMethod`.
 
 For a target arriving at ``t`` in queue q:
 
 1. history = the most recent ``history_size`` jobs of q that started by ``t`` and arrived
    on an earlier row (``submit_j + wait_j <= t``: their wait is known); fewer than
    ``min_history`` -> ``fallback_median``;
-2. distances D to every history job (:mod:`predictor.core.apq_distance`), by summaries or,
+2. distances D to every history job (:mod:`predictor.core.wait.apq_distance`), by summaries or,
    when the histogram distances are spread out enough, by distributions;
-3. DBSCAN structure check on the nearest ``1% + 1`` (:mod:`predictor.core.apq_structure`);
+3. DBSCAN structure check on the nearest ``1% + 1`` (:mod:`predictor.core.wait.apq_structure`);
 4. good structure -> ``stddev`` minimiser; otherwise the *chain*: "spec" = ``regression``,
    and if that is unusable the ``weighted_avg`` of the k nearest; or "median" = the
    ``weighted_median`` of the k nearest (our measured addition, docs/apq.md)
-   (:mod:`predictor.core.apq_predictors`).
+   (:mod:`predictor.core.wait.apq_predictors`).
 
-With ``guard=True`` (off by default), :mod:`predictor.core.apq_guard` then answers a
+With ``guard=True`` (off by default), :mod:`predictor.core.wait.apq_guard` then answers a
 fallback where APQ's recent errors on already-resolved targets exceeded the fallback's.
 
 ``fit`` chooses the chain, its k and the spread threshold between summaries and
@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core import apq_distance as dist
-from predictor.core import apq_predictors as pred
-from predictor.core.apq_guard import apply_guard
-from predictor.core.apq_structure import check_structure
-from predictor.core.state import StateSweep, state_at
-from predictor.core.wait_params import APQParams
-from predictor.core.wait_types import WaitContext, WaitPrediction
+from predictor.core.state.sweep import StateSweep, state_at
+from predictor.core.wait import apq_distance as dist
+from predictor.core.wait import apq_predictors as pred
+from predictor.core.wait.apq_guard import apply_guard
+from predictor.core.wait.apq_structure import check_structure
+from predictor.core.wait.params import APQParams
+from predictor.core.wait.types import WaitContext, WaitPrediction
 
 MODES = ("summaries", "distributions")
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.core.load_functions import LoadFunction, fit_load_functions
-from predictor.core.runtime_history import RuntimeContext
-from predictor.core.runtime_params import LEVELS, RuntimeParams
+from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.load_functions import LoadFunction, fit_load_functions
+from predictor.core.runtime.params import LEVELS, RuntimeParams
 
 ALL_LEVELS = (*LEVELS, "all", "none")
 

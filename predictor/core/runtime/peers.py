@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from predictor.core.runtime_history import RuntimeContext
+from predictor.core.runtime.history import RuntimeContext
 
 LEVEL_NAMES = ("tuple", "user", "size", "all")
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.wait_history import KnownHistory, requested_procs, size_class
-from predictor.core.wait_types import WaitContext, WaitPrediction
+from predictor.core.wait.history import KnownHistory, requested_procs, size_class
+from predictor.core.wait.types import WaitContext, WaitPrediction
 
 
 class ZeroWait:

@@ -1,6 +1,6 @@
 """APQ distances between a target's state and its history jobs' states (spec "Distance").
 
-Features are the 16 summaries of :mod:`predictor.core.state` (spec order). Per feature k:
+Features are the 16 summaries of :mod:`predictor.core.state.sweep` (spec order). Per feature k:
 
 - k = 0, requested processors: nominal, ``d = 0`` if equal else 1;
 - k >= 1: ``d = |a - b| / (max - min)``, range over the history and the target (0 if flat);
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from predictor.core import histograms as hg
+from predictor.core.state import histograms as hg
 
 USER_FEATURES = slice(2, 10)  # spec features 3-10
 QUEUE_FEATURES = slice(10, 16)  # spec features 11-16, paired with histograms 1-6

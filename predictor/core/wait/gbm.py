@@ -17,8 +17,8 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from predictor.core.wait_history import KnownHistory
-from predictor.core.wait_types import WaitContext, WaitPrediction
+from predictor.core.wait.history import KnownHistory
+from predictor.core.wait.types import WaitContext, WaitPrediction
 
 DAY_S = 86400.0
 

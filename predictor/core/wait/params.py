@@ -51,7 +51,7 @@ class APQParams:
     fallback_recent : how many recent same-class jobs that median uses.
     size_class_edges : processor classes (1-4, 5-16, 17-64, 65+), as in QBETS.
 
-    Online guard (:mod:`predictor.core.apq_guard`, docs/apq.md "The online guard"):
+    Online guard (:mod:`predictor.core.wait.apq_guard`, docs/apq.md "The online guard"):
     guard : answer the fallback when APQ's recent errors on already-resolved targets exceed
         the fallback's (off by default: see docs/apq.md for the measurement).
     guard_fallback : "zero" (0 s) or "median" (recent size-class median, ``fallback_recent``).
