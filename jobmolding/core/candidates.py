@@ -1,0 +1,69 @@
+"""Candidate request sizes for molding (seed "End-to-End Predictions-Based Resource
+Management Framework for Supercomputer Jobs", Section IV-A: "the request sizes used by the
+user in the history of job submissions are obtained").
+
+The candidates are the sizes this user has used before plus the original size, kept within
+``[1, machine_procs]``. A user without history has only the original size, unless a grid is
+asked for (not in the seed; a parameter for sites that want to mold newcomers too):
+
+``pow2``
+    every power of two in ``[1, machine_procs]``;
+``range``
+    the powers of two within a factor ``grid_factor`` of the original size, plus the
+    original's own half and double.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+GRIDS = ("none", "pow2", "range")
+
+
+def grid_sizes(
+    original_procs: int, machine_procs: int, grid: str = "none", grid_factor: float = 4.0
+) -> np.ndarray:
+    """Sizes of the grid for a user without history (sorted, within the machine)."""
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+    if grid == "none":
+        return np.array([int(original_procs)], dtype=np.int64)
+    top = int(np.floor(np.log2(max(machine_procs, 1))))
+    sizes = 2 ** np.arange(top + 1, dtype=np.int64)
+    if grid == "range":
+        lo, hi = original_procs / grid_factor, original_procs * grid_factor
+        sizes = sizes[(sizes >= lo) & (sizes <= hi)]
+        sizes = np.concatenate([sizes, [max(original_procs // 2, 1), original_procs * 2]])
+    sizes = np.concatenate([sizes, [original_procs]]).astype(np.int64)
+    return np.unique(sizes[(sizes >= 1) & (sizes <= machine_procs)])
+
+
+def candidate_sizes(
+    original_procs: int,
+    used_procs: Iterable[int],
+    machine_procs: int,
+    grid: str = "none",
+    grid_factor: float = 4.0,
+) -> np.ndarray:
+    """The sizes to predict for one arriving job, sorted ascending, original included.
+
+    Parameters
+    ----------
+    original_procs : the size the user asked for.
+    used_procs : sizes this user used before (known at the arrival).
+    machine_procs : processors of the machine; larger sizes are dropped.
+    grid : what a user *without* history gets: ``none`` (only the original), ``pow2`` or
+        ``range`` (see the module docstring).
+
+    Returns
+    -------
+    ndarray of int64, shape (K,), K >= 1.
+    """
+    original = int(min(max(original_procs, 1), machine_procs))
+    used = np.fromiter((int(s) for s in used_procs), dtype=np.int64)
+    if used.size == 0:
+        return grid_sizes(original, machine_procs, grid, grid_factor)
+    sizes = np.concatenate([used, [original]])
+    return np.unique(sizes[(sizes >= 1) & (sizes <= machine_procs)])
