@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from django.conf import settings
 
@@ -36,3 +38,42 @@ def shared_traces() -> Path:
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+def synthetic_log(n: int = 400, seed: int = 0, queues: int = 2) -> pd.DataFrame:
+    """A small SWF log sorted by submit: bursts of same-second arrivals, several users and
+    queues, some jobs with unknown waits or that never ran, waits growing with the size."""
+    from traces.core.swf import SWF_FIELDS
+
+    rng = np.random.default_rng(seed)
+    submit = np.cumsum(rng.exponential(200.0, n) * (rng.uniform(size=n) > 0.15)).round()
+    procs = rng.choice([1, 2, 4, 8, 32, 64], n)
+    wait = (rng.exponential(150.0, n) * (1 + procs / 8)).round() * (rng.uniform(size=n) > 0.2)
+    run = rng.exponential(1500.0, n).round() + 1
+    wait[rng.uniform(size=n) < 0.02] = -1.0
+    run[rng.uniform(size=n) < 0.02] = -1.0
+    cols = {f: np.full(n, -1, dtype=np.int64) for f in SWF_FIELDS}
+    cols.update(
+        job_id=np.arange(1, n + 1),
+        submit_time=submit,
+        wait_time=wait,
+        run_time=run,
+        allocated_procs=procs,
+        requested_procs=procs,
+        requested_time=np.where(rng.uniform(size=n) < 0.05, -1.0, (run * 2).round()),
+        user_id=rng.integers(1, 7, n),
+        group_id=rng.integers(1, 3, n),
+        executable_id=rng.integers(1, 4, n),
+        queue_id=rng.integers(0, queues, n),
+        status=np.ones(n, dtype=np.int64),
+    )
+    frame = pd.DataFrame(cols)[list(SWF_FIELDS)]
+    for f in ("submit_time", "wait_time", "run_time", "requested_time"):
+        frame[f] = frame[f].astype(float)
+    return frame
+
+
+@pytest.fixture
+def small_log() -> pd.DataFrame:
+    """400 jobs, 2 queues, 6 users, same-second bursts, a few unknown waits and runtimes."""
+    return synthetic_log()

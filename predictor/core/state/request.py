@@ -1,8 +1,9 @@
 """A job request: what a user asks for, before the system decides anything.
 
 The same type serves a job of a stored log, a candidate size during molding, a job arriving in
-a replay and a job a user submits to a live site. Seed 002, "System state" (a job is described
-by its request: user, group, queue, processors, requested time).
+a replay and a job a user submits to a live site. "End-to-End Predictions-Based Resource
+Management Framework for Supercomputer Jobs", section "System state" (a job is described by
+its request: user, group, queue, processors, requested time).
 
 Time is seconds since the trace (or site) epoch; ``submit_s`` is when the request arrives.
 Fields SWF leaves optional are -1 when unknown, as in SWF.
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class JobRequest:
         return replace(self, submit_s=float(submit_s))
 
 
+_INT_FIELDS = ("user", "procs", "group", "queue", "partition", "executable", "job_id")
+_FLOAT_FIELDS = ("req_time_s", "submit_s", "req_mem")
+
+
 @dataclass(frozen=True)
 class RequestBatch:
     """Many requests as column arrays (row k = request k), for batched ``predict`` calls."""
@@ -68,35 +74,46 @@ class RequestBatch:
 
     @classmethod
     def of(cls, requests: Sequence[JobRequest]) -> RequestBatch:
+        cols = {n: np.array([getattr(r, n) for r in requests], np.int64) for n in _INT_FIELDS}
+        cols |= {n: np.array([getattr(r, n) for r in requests], np.float64) for n in _FLOAT_FIELDS}
+        return cls(**cols)
+
+    @classmethod
+    def from_jobs(cls, jobs: pd.DataFrame) -> RequestBatch:
+        """The requests of SWF rows (``traces.core.swf.SWF_FIELDS`` columns), vectorised.
+
+        Processors: field 8, else field 5 (else 0); requested time: field 9, 0 when unknown.
+        These are the rules of the state sweep (``predictor.core.state.sweep.job_arrays``).
+        """
+        req = jobs["requested_procs"].to_numpy(np.int64)
+        alloc = jobs["allocated_procs"].to_numpy(np.int64)
+
         def col(name: str, dtype: type) -> np.ndarray:
-            return np.array([getattr(r, name) for r in requests], dtype=dtype)
+            return jobs[name].to_numpy(dtype)
 
         return cls(
-            user=col("user", np.int64),
-            procs=col("procs", np.int64),
-            req_time_s=col("req_time_s", np.float64),
-            submit_s=col("submit_s", np.float64),
-            group=col("group", np.int64),
-            queue=col("queue", np.int64),
-            partition=col("partition", np.int64),
-            executable=col("executable", np.int64),
-            req_mem=col("req_mem", np.float64),
+            user=col("user_id", np.int64),
+            procs=np.where(req > 0, req, np.maximum(alloc, 0)),
+            req_time_s=np.maximum(col("requested_time", np.float64), 0.0),
+            submit_s=col("submit_time", np.float64),
+            group=col("group_id", np.int64),
+            queue=col("queue_id", np.int64),
+            partition=col("partition_id", np.int64),
+            executable=col("executable_id", np.int64),
+            req_mem=col("requested_memory", np.float64),
             job_id=col("job_id", np.int64),
         )
 
+    def take(self, index: np.ndarray | slice) -> RequestBatch:
+        """The requests at ``index`` (positions or a boolean mask), as a new batch."""
+        return RequestBatch(**{n: getattr(self, n)[index] for n in (*_INT_FIELDS, *_FLOAT_FIELDS)})
+
     def request(self, k: int) -> JobRequest:
-        return JobRequest(
-            user=int(self.user[k]),
-            procs=int(self.procs[k]),
-            req_time_s=float(self.req_time_s[k]),
-            submit_s=float(self.submit_s[k]),
-            group=int(self.group[k]),
-            queue=int(self.queue[k]),
-            partition=int(self.partition[k]),
-            executable=int(self.executable[k]),
-            req_mem=float(self.req_mem[k]),
-            job_id=int(self.job_id[k]),
-        )
+        ints = {n: int(getattr(self, n)[k]) for n in _INT_FIELDS}
+        return JobRequest(**ints, **{n: float(getattr(self, n)[k]) for n in _FLOAT_FIELDS})
+
+    def __iter__(self):  # noqa: ANN204
+        return (self.request(k) for k in range(len(self)))
 
 
 def as_batch(requests: JobRequest | Sequence[JobRequest] | RequestBatch) -> RequestBatch:

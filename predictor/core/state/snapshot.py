@@ -1,7 +1,8 @@
 """The system state at one instant: the waiting and running jobs, and what is known.
 
-Seed 002, "System state": at a job's arrival the state is the set of waiting jobs W and running
-jobs R (with their requests, how long they have waited or run) and the finished history.
+"End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs", section
+"System state": at a job's arrival the state is the set of waiting jobs W and running jobs R
+(with their requests, how long they have waited or run) and the finished history.
 
 Two times are kept apart:
 
@@ -11,34 +12,42 @@ Two times are kept apart:
   submission asks about the future from what is known now). A method must never read past
   ``known_at_s``.
 
-Snapshots are built from a stored log at time t (``from_log``), from the simulator's queue and
-running sets during a replay (``pyss_adapter.core.snapshot``), or from a site's live queue
-(``from_live``). The three are tested against each other on the same instant.
+Snapshots are built from a stored log at time t (:func:`from_log`), from the simulator's queue
+and running sets during a replay (``pyss_adapter.core.snapshot``), or from a site's live queue
+(:func:`from_live`). The three are tested against each other on the same instant.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from predictor.core.state.request import RequestBatch
+from predictor.core.state.request import JobRequest, RequestBatch
+from predictor.core.state.sweep import job_arrays
 
 
 @dataclass(frozen=True)
 class ActiveJobs:
     """Jobs in the queue or running at the snapshot's instant (columns, row k = job k).
 
-    ``start_s`` is +inf for a job still waiting; ``elapsed_s`` is how long a running job has run
-    (0 while waiting).
+    requests : their requests; waiting jobs are in arrival order (submit time, then log row).
+    start_s : start time, +inf for a job still waiting.
+    used_procs : processors a running job holds (SWF field 5; the request where unknown).
     """
 
     requests: RequestBatch
     start_s: np.ndarray
+    used_procs: np.ndarray
 
     def __len__(self) -> int:
         return len(self.requests)
+
+    def elapsed_s(self, at_s: float) -> np.ndarray:
+        """How long each job has run at ``at_s`` (0 while waiting)."""
+        return np.where(np.isfinite(self.start_s), np.maximum(at_s - self.start_s, 0.0), 0.0)
 
 
 @dataclass(frozen=True)
@@ -46,11 +55,12 @@ class Snapshot:
     """The system at ``time_s``, knowing what was known at ``known_at_s`` (<= time_s).
 
     waiting, running : the jobs in the queue and running at ``time_s``.
-    history : finished or started jobs whose facts are known at ``known_at_s``, as a frame with
-              the SWF columns (``traces.core.swf.SWF_FIELDS``); a job's wait is there only if it
-              had started by ``known_at_s``, its runtime only if it had ended by then
-              (otherwise -1).
+    history : jobs submitted by ``known_at_s`` with the SWF columns
+              (``traces.core.swf.SWF_FIELDS``); a job's wait is there only if it had started
+              by ``known_at_s``, its runtime only if it had ended by then (otherwise -1).
     machine_procs : processors of the machine (or the site's partition).
+    log_rows : for a snapshot of a stored log, how many of its rows have arrived (row order
+               breaks ties between jobs submitted in the same second); None otherwise.
     """
 
     time_s: float
@@ -59,7 +69,134 @@ class Snapshot:
     running: ActiveJobs
     history: pd.DataFrame
     machine_procs: int
+    log_rows: int | None = None
 
     @property
     def free_procs(self) -> int:
-        return int(self.machine_procs - self.running.requests.procs.sum())
+        return int(self.machine_procs - self.running.used_procs.sum())
+
+    def arrived_rows(self, submit_s: np.ndarray) -> int:
+        """Rows of a log (sorted ``submit_s``) that had arrived by ``known_at_s``.
+
+        A fitted method reads history rows below this bound only (and among them, facts known
+        at ``known_at_s``). For a snapshot of that same log it is ``log_rows``.
+        """
+        if self.log_rows is not None:
+            return int(self.log_rows)
+        return int(np.searchsorted(submit_s, self.known_at_s, side="right"))
+
+
+def censored_history(jobs: pd.DataFrame, known_at_s: float, n_rows: int) -> pd.DataFrame:
+    """The first ``n_rows`` jobs as known at ``known_at_s``: later waits and runtimes are -1."""
+    hist = jobs.iloc[:n_rows].copy()
+    submit = hist["submit_time"].to_numpy(np.float64)
+    wait = hist["wait_time"].to_numpy(np.float64)
+    run = hist["run_time"].to_numpy(np.float64)
+    start = submit + np.maximum(wait, 0.0)
+    started = (wait >= 0) & (start <= known_at_s)
+    ended = started & (run >= 0) & (start + np.maximum(run, 0.0) <= known_at_s)
+    hist["wait_time"] = np.where(started, wait, -1.0)
+    hist["run_time"] = np.where(ended, run, -1.0)
+    return hist.reset_index(drop=True)
+
+
+def from_log(
+    jobs: pd.DataFrame,
+    time_s: float,
+    known_at_s: float | None = None,
+    *,
+    machine_procs: int,
+    rows: int | None = None,
+) -> Snapshot:
+    """The state of a stored log at ``time_s`` (its W and R) and its history known at
+    ``known_at_s`` (default ``time_s``).
+
+    Parameters
+    ----------
+    jobs : SWF jobs sorted by submit time (``read_swf`` does this).
+    rows : how many rows have arrived; default every row submitted by ``time_s``. Pass ``i``
+        for the state job ``i`` sees at its own arrival (jobs of the same second on later rows
+        have not arrived yet: the sweep's leakage rule).
+
+    W and R follow the sweep's rules (``predictor.core.state.sweep``): a job with an unknown
+    wait is in neither; a job that starts exactly at ``time_s`` runs; one that ends then is gone.
+    """
+    known_at_s = float(time_s if known_at_s is None else known_at_s)
+    if known_at_s > time_s:
+        raise ValueError(f"known_at_s {known_at_s} is after time_s {time_s}")
+    a = job_arrays(jobs)
+    n = int(np.searchsorted(a.submit, time_s, side="right") if rows is None else rows)
+    head = slice(0, n)
+    waiting = np.flatnonzero(a.present[head] & (a.start[head] > time_s))
+    running = np.flatnonzero(a.runs[head] & (a.start[head] <= time_s) & (a.end[head] > time_s))
+    requests = RequestBatch.from_jobs(jobs.iloc[:n])
+    alloc = jobs["allocated_procs"].to_numpy(np.int64)[:n]
+    used = np.where(alloc > 0, alloc, requests.procs)
+    n_known = min(n, int(np.searchsorted(a.submit, known_at_s, side="right")))
+    return Snapshot(
+        time_s=float(time_s),
+        known_at_s=known_at_s,
+        waiting=ActiveJobs(requests.take(waiting), np.full(waiting.size, np.inf), used[waiting]),
+        running=ActiveJobs(requests.take(running), a.start[running], used[running]),
+        history=censored_history(jobs, known_at_s, n_known),
+        machine_procs=int(machine_procs),
+        log_rows=n if known_at_s == time_s else n_known,
+    )
+
+
+@dataclass(frozen=True)
+class LiveJob:
+    """A job as a site's batch system reports it (``squeue``, ``qstat``).
+
+    state : "waiting" or "running". A running job gives ``start_s`` or ``elapsed_s``;
+    ``used_procs`` defaults to the request.
+    """
+
+    request: JobRequest
+    state: str
+    start_s: float | None = None
+    elapsed_s: float | None = None
+    used_procs: int | None = None
+
+
+def _active(jobs: list[LiveJob], time_s: float, running: bool) -> ActiveJobs:
+    requests = RequestBatch.of([j.request for j in jobs])
+    used = np.array([j.used_procs or j.request.procs for j in jobs], np.int64)
+    if not running:
+        return ActiveJobs(requests, np.full(len(jobs), np.inf), used)
+    starts = []
+    for j in jobs:
+        if j.start_s is None and j.elapsed_s is None:
+            raise ValueError(f"running job {j.request.job_id} has neither start_s nor elapsed_s")
+        starts.append(j.start_s if j.start_s is not None else time_s - float(j.elapsed_s))
+    return ActiveJobs(requests, np.array(starts, np.float64), used)
+
+
+def from_live(
+    jobs: Sequence[LiveJob],
+    time_s: float,
+    history: pd.DataFrame,
+    *,
+    machine_procs: int,
+) -> Snapshot:
+    """The state a site reports at ``time_s`` (now, so ``known_at_s = time_s``).
+
+    ``history`` holds the site's finished jobs (SWF columns, sorted by submit time). Waiting
+    jobs are put in arrival order (submit time, then job id), as a log's rows are.
+    """
+    bad = [j.request.job_id for j in jobs if j.state not in ("waiting", "running")]
+    if bad:
+        raise ValueError(f"state must be 'waiting' or 'running' (jobs {bad[:5]})")
+    waiting = sorted(
+        (j for j in jobs if j.state == "waiting"),
+        key=lambda j: (j.request.submit_s, j.request.job_id),
+    )
+    running = [j for j in jobs if j.state == "running"]
+    return Snapshot(
+        time_s=float(time_s),
+        known_at_s=float(time_s),
+        waiting=_active(waiting, time_s, running=False),
+        running=_active(running, time_s, running=True),
+        history=history,
+        machine_procs=int(machine_procs),
+    )
