@@ -1,0 +1,187 @@
+"""Replay a trace under baseline, molding and molding + delay; report each (seed "End-to-End
+Predictions-Based Resource Management Framework for Supercomputer Jobs", Section V-C,
+Tables VIII and IX).
+
+The trace is converted once (``pyss_adapter.core.jobs.sim_jobs``, default mode) and replayed
+with EASY and the requested times as estimates, as the seed does with PySS. The first
+``tune_fraction`` of the arrivals warm the predictors up and are submitted unchanged under
+every strategy; the figures are over the rest. ``baseline`` is the plain replay (no policy).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jobmolding.core.metrics import RunOutcome, summarise
+from jobmolding.core.policy import STRATEGIES, MoldingParams, MoldingPolicy, ReplayPredictor
+from predictor.core.state.request import RequestBatch
+from pyss_adapter.core.jobs import SimJobs, sim_jobs
+from pyss_adapter.core.replay import replay_jobs
+from pyss_adapter.core.result import ReplayResult
+
+PredictorFactory = Callable[["MoldingSetup"], ReplayPredictor]
+
+
+@dataclass(frozen=True)
+class MoldingSetup:
+    """A trace ready to replay: the engine's jobs, their requests, the split, the limit.
+
+    jobs : SimJobs (row j = job j, by arrival). requests : RequestBatch aligned with ``jobs``
+    (the log's user, group, queue, ...; processors and requested time as the engine has
+    them). frame : the log's rows aligned with ``jobs``. n_warmup : warm-up arrivals.
+    max_limit_s : ``maxLimit`` (header MaxRuntime, else the largest requested time).
+    """
+
+    jobs: SimJobs
+    requests: RequestBatch
+    frame: pd.DataFrame
+    n_warmup: int
+    max_limit_s: float
+
+
+@dataclass
+class StrategyRun:
+    """One strategy's outcome, figures and cost."""
+
+    name: str
+    outcome: RunOutcome
+    figures: dict[str, Any]
+    seconds: float
+    predictions: int = 0
+    decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+def check_trace(frame: pd.DataFrame) -> None:
+    """Raise ``ValueError`` saying what the log lacks for a molding replay.
+
+    Molding picks among the sizes each user used before, so it needs user ids; the replay
+    needs run times; and a log without a single wait (field 3) is a model's output rather
+    than a machine's history (the Lublin logs), whose users and habits molding exploits.
+    """
+    if len(frame) == 0:
+        raise ValueError("the trace has no jobs")
+    if (frame["user_id"].to_numpy() < 0).all():
+        raise ValueError(
+            "the trace has no user ids (SWF field 12 is -1 throughout): molding picks among "
+            "the sizes each user used before, so it needs a user history"
+        )
+    if (frame["wait_time"].to_numpy() < 0).all():
+        raise ValueError(
+            "the trace has no wait times (SWF field 3 is -1 throughout): molding needs a "
+            "machine's log with its users' history, not a model-generated one"
+        )
+    if (frame["run_time"].to_numpy() < 0).all():
+        raise ValueError("the trace has no run times (SWF field 4 is -1 throughout)")
+
+
+def prepare(
+    frame: pd.DataFrame,
+    machine_procs: int,
+    tune_fraction: float,
+    max_runtime_s: float | None = None,
+) -> MoldingSetup:
+    """Convert a log (``read_swf(...).jobs``) for the replays; ``tune_fraction`` in (0, 1)."""
+    if not 0.0 < tune_fraction < 1.0:
+        raise ValueError(f"tune_fraction must be in (0, 1), got {tune_fraction}")
+    check_trace(frame)
+    frame = frame.reset_index(drop=True)
+    # job_id := row position, so the converted jobs point back at their log rows
+    jobs = sim_jobs(frame.assign(job_id=np.arange(len(frame))), machine_procs, "default")
+    rows = frame.iloc[jobs.job_id].reset_index(drop=True)
+    jobs = replace(jobs, job_id=rows["job_id"].to_numpy(np.int64))
+    requests = replace(
+        RequestBatch.from_jobs(rows),
+        procs=jobs.n_procs.astype(np.int64),
+        req_time_s=jobs.estimate_s.astype(float),
+        submit_s=jobs.submit_s.astype(float),
+    )
+    limit = float(max_runtime_s) if max_runtime_s else float(jobs.estimate_s.max())
+    n_warmup = int(round(tune_fraction * len(jobs)))
+    return MoldingSetup(jobs, requests, rows, n_warmup, limit)
+
+
+def outcome_of(result: ReplayResult, n_warmup: int) -> RunOutcome:
+    jobs = result.jobs
+    evaluated = np.arange(len(jobs)) >= n_warmup
+    return RunOutcome(
+        arrival_s=jobs.submit_s,
+        release_s=np.asarray(result.release_s, float),
+        start_s=result.start_s,
+        runtime_s=np.asarray(result.runtime_s, float),
+        procs=np.asarray(result.n_procs),
+        original_procs=jobs.n_procs,
+        original_runtime_s=jobs.runtime_s,
+        evaluated=evaluated,
+        machine_procs=jobs.machine_procs,
+    )
+
+
+def run_strategy(
+    setup: MoldingSetup,
+    params: MoldingParams,
+    make_predictor: PredictorFactory,
+    progress: Callable[[float], None] | None = None,
+) -> StrategyRun:
+    """Replay once under ``params.strategy``."""
+    began = time.perf_counter()
+    policy = None
+    if params.strategy != "baseline":
+        policy = MoldingPolicy(
+            make_predictor(setup), params, setup.requests, setup.n_warmup, setup.max_limit_s
+        )
+    result = replay_jobs(setup.jobs, "easy", "requested", progress, policy=policy)
+    outcome = outcome_of(result, setup.n_warmup)
+    return StrategyRun(
+        name=params.strategy,
+        outcome=outcome,
+        figures=summarise(outcome),
+        seconds=time.perf_counter() - began,
+        predictions=0 if policy is None else policy.predictions,
+        decisions={} if policy is None else policy.decisions,
+    )
+
+
+def parse_strategies(text: str | Sequence[str]) -> list[str]:
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown or not names:
+        raise ValueError(f"unknown strategies {unknown or '(none)'}; choose from {STRATEGIES}")
+    return list(dict.fromkeys(names))
+
+
+def evaluate(
+    setup: MoldingSetup,
+    strategies: Sequence[str],
+    params: MoldingParams,
+    make_predictor: PredictorFactory,
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, StrategyRun]:
+    """Every strategy in turn, progress split evenly between them."""
+    runs: dict[str, StrategyRun] = {}
+    for k, name in enumerate(strategies):
+        part = None
+        if progress is not None:
+            part = lambda f, k=k: progress((k + f) / len(strategies))  # noqa: E731
+        runs[name] = run_strategy(setup, replace(params, strategy=name), make_predictor, part)
+    return runs
+
+
+def report(runs: dict[str, StrategyRun], params: MoldingParams, extra: dict[str, Any]) -> dict:
+    """The JSON of ``evaluate_molding``: one entry per strategy and ``params``."""
+    out: dict[str, Any] = {}
+    for name, run in runs.items():
+        out[name] = {
+            **run.figures,
+            "seconds": round(run.seconds, 2),
+            "predictions": run.predictions,
+            "predictions_per_s": round(run.predictions / run.seconds, 1) if run.seconds else None,
+        }
+    settings = {k: v for k, v in asdict(params).items() if k != "strategy"}
+    out["params"] = {**settings, **extra}
+    return out

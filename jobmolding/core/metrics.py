@@ -1,0 +1,126 @@
+"""What a molding replay reports per strategy (seed "End-to-End Predictions-Based Resource
+Management Framework for Supercomputer Jobs", Section V-C: Tables VIII and IX, Figures 6-10).
+
+Every figure is over the evaluated jobs (those after the warm-up part) and reads the jobs as
+they actually ran: the size, runtime and release a policy chose, not the input request.
+Times count from the user's arrival, so a hold is part of the wait and of the response:
+``wait = start - arrival``, ``response = wait + runtime``,
+``bounded slowdown = max(1, response / max(runtime, 10 s))``. Utilisation is the busy
+processor-time of *all* jobs inside ``[first evaluated arrival, last evaluated end]`` over
+``machine_procs`` times that span. CPU-hours classes use the job's *original* request (log
+size times log runtime), so a job sits in the same class under every strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+BSLD_BOUND_S = 10.0
+CPU_HOUR_EDGES = (1.0, 10.0, 100.0, 1000.0)
+LOAD_BIN_S = 1800.0
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """Per-job arrays of one strategy's replay, aligned (row k = job k, by arrival).
+
+    arrival_s : the user's submission. release_s : when the job entered the batch queue.
+    start_s, runtime_s, procs : as run. original_procs, original_runtime_s : the log's.
+    evaluated : bool mask of the jobs after the warm-up part.
+    """
+
+    arrival_s: np.ndarray
+    release_s: np.ndarray
+    start_s: np.ndarray
+    runtime_s: np.ndarray
+    procs: np.ndarray
+    original_procs: np.ndarray
+    original_runtime_s: np.ndarray
+    evaluated: np.ndarray
+    machine_procs: int
+
+
+def cpu_hour_class_labels() -> list[str]:
+    edges = CPU_HOUR_EDGES
+    labels = [f"<{edges[0]:g}"]
+    labels += [f"{lo:g}-{hi:g}" for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    return [*labels, f">={edges[-1]:g}"]
+
+
+def cpu_hour_class(procs: np.ndarray, runtime_s: np.ndarray) -> np.ndarray:
+    """Class index of each job by ``procs x runtime / 3600`` CPU-hours (edges 1, 10, 100, 1000)."""
+    cpu_h = np.asarray(procs, float) * np.maximum(np.asarray(runtime_s, float), 0.0) / 3600.0
+    return np.searchsorted(np.asarray(CPU_HOUR_EDGES), cpu_h, side="right")
+
+
+def busy_integral(
+    start: np.ndarray, end: np.ndarray, procs: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """``F(t) = sum_j p_j clip(t - start_j, 0, end_j - start_j)`` at each ``at`` (vectorised)."""
+
+    def ramp(times: np.ndarray) -> np.ndarray:
+        order = np.argsort(times, kind="stable")
+        t, p = times[order], np.asarray(procs, float)[order]
+        cum_p = np.concatenate([[0.0], np.cumsum(p)])
+        cum_pt = np.concatenate([[0.0], np.cumsum(p * t)])
+        k = np.searchsorted(t, at, side="right")
+        return at * cum_p[k] - cum_pt[k]
+
+    return ramp(np.asarray(start, float)) - ramp(np.asarray(end, float))
+
+
+def utilisation(o: RunOutcome) -> float:
+    ev = o.evaluated
+    if not ev.any():
+        return 0.0
+    t0 = float(o.arrival_s[ev].min())
+    t1 = float((o.start_s + o.runtime_s)[ev].max())
+    if t1 <= t0:
+        return 0.0
+    area = busy_integral(o.start_s, o.start_s + o.runtime_s, o.procs, np.array([t0, t1]))
+    return float((area[1] - area[0]) / (o.machine_procs * (t1 - t0)))
+
+
+def load_series(o: RunOutcome, t0_s: float, t1_s: float, bin_s: float = LOAD_BIN_S) -> np.ndarray:
+    """Mean busy fraction of the machine in each ``bin_s`` bin of ``[t0, t1)``."""
+    edges = np.arange(t0_s, t1_s + bin_s, bin_s)
+    area = busy_integral(o.start_s, o.start_s + o.runtime_s, o.procs, edges)
+    return np.diff(area) / (o.machine_procs * bin_s)
+
+
+def _figures(o: RunOutcome, mask: np.ndarray) -> dict[str, Any]:
+    n = int(mask.sum())
+    if n == 0:
+        return {"jobs": 0}
+    wait = (o.start_s - o.arrival_s)[mask]
+    run = o.runtime_s[mask]
+    response = wait + run
+    delay = (o.release_s - o.arrival_s)[mask]
+    return {
+        "jobs": n,
+        "mean_wait_s": float(wait.mean()),
+        "mean_run_s": float(run.mean()),
+        "mean_response_s": float(response.mean()),
+        "median_response_s": float(np.median(response)),
+        "mean_bounded_slowdown": float(
+            np.maximum(1.0, response / np.maximum(run, BSLD_BOUND_S)).mean()
+        ),
+        "molded_share": float((o.procs[mask] != o.original_procs[mask]).mean()),
+        "delayed_share": float((delay > 0).mean()),
+        "mean_delay_s": float(delay.mean()),
+    }
+
+
+def summarise(o: RunOutcome) -> dict[str, Any]:
+    """The strategy's figures (JSON keys of ``evaluate_molding``) plus ``by_cpu_hours``."""
+    ev = np.asarray(o.evaluated, bool)
+    out = _figures(o, ev)
+    out["utilisation"] = utilisation(o)
+    classes = cpu_hour_class(o.original_procs, o.original_runtime_s)
+    out["by_cpu_hours"] = {
+        label: _figures(o, ev & (classes == k)) for k, label in enumerate(cpu_hour_class_labels())
+    }
+    return out
