@@ -28,4 +28,6 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("api/", include(router.urls)),
     path("", include("traces.pages")),
+    path("", include("predictor.pages")),
+    path("", include("pyss_adapter.pages")),
 ]

@@ -1,0 +1,215 @@
+"""Browser pages of the predictor: the predict page (a job's wait, runtime and finish).
+
+The view validates the form with the API's own serializer and calls the same services
+as ``POST /api/traces/{id}/predictions/wait`` and ``.../runtime``; this module only turns
+the answers into dates, humanised durations and a chart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+
+from predictor import pages_runs, services_runtime, services_wait
+from predictor.models import EvaluationRun
+from predictor.serializers_wait import WaitQuerySerializer
+from queuecast import charts, humanize
+from queuecast.errors import QueuecastError
+from queuecast.longrun import Status
+from traces.models import Trace
+
+CONFIDENCES = [(c, f"{round(c * 100)}%") for c in (0.5, 0.8, 0.9, 0.95, 0.99)]
+
+
+class PredictForm(forms.Form):
+    trace = forms.ModelChoiceField(
+        queryset=Trace.objects.filter(status=Status.DONE).order_by("name"),
+        help_text="The machine's history the prediction learns from.",
+    )
+    at_days = forms.FloatField(
+        required=False,
+        min_value=0,
+        label="Submit instant (days after the trace start)",
+        help_text="Blank: the trace's last submission (the most history).",
+    )
+    procs = forms.IntegerField(min_value=1, label="Processors", initial=16)
+    time_limit = forms.CharField(
+        label="Time limit", initial="2h", help_text="e.g. 2h 30min, 1:30, 5400 (seconds)"
+    )
+    user_id = forms.IntegerField(
+        min_value=-1, initial=-1, label="User id", help_text="The trace's user number; -1: unknown."
+    )
+    queue_id = forms.IntegerField(
+        min_value=-1,
+        initial=-1,
+        label="Queue id",
+        required=False,
+        help_text="-1: the trace's only queue.",
+    )
+    confidence = forms.TypedChoiceField(
+        choices=CONFIDENCES, coerce=float, initial=0.9, label="Interval confidence"
+    )
+
+    def clean_time_limit(self) -> float:
+        try:
+            seconds = humanize.parse_duration(self.cleaned_data["time_limit"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        if seconds <= 0:
+            raise forms.ValidationError("must be longer than 0 s")
+        return seconds
+
+
+@login_required
+def predict(request: HttpRequest) -> HttpResponse:
+    """GET without a trace shows the form; with one it also shows the answer."""
+    form = PredictForm(request.GET if "trace" in request.GET else None)
+    context: dict[str, Any] = {"form": form, "nav": "predict"}
+    if form.is_bound and form.is_valid():
+        context.update(answer_for(form))
+    return render(request, "predictor/predict.html", context)
+
+
+def answer_for(form: PredictForm) -> dict[str, Any]:
+    """Validate with the API's serializer, ask both services, or put the error on the form."""
+    trace: Trace = form.cleaned_data["trace"]
+    at_days = form.cleaned_data.get("at_days")
+    at = trace.last_submit_s if at_days is None else (trace.first_submit_s or 0) + at_days * 86400
+    query = WaitQuerySerializer(data=api_query(form.cleaned_data, at), context={"trace": trace})
+    if not query.is_valid():
+        for field, errors in query.errors.items():
+            target = {"requested_procs": "procs", "requested_time": "time_limit", "at": "at_days"}
+            form.add_error(
+                target.get(field, field) if field != "non_field_errors" else None, errors
+            )
+        return {}
+    job = query.validated_data
+    try:
+        wait = services_wait.predict_wait(trace, job)
+        runtime = services_runtime.predict_runtime(trace, job)
+    except QueuecastError as exc:
+        form.add_error(None, exc.detail)
+        return {}
+    return {
+        "answer": present(trace, job, wait, runtime, form.cleaned_data["confidence"]),
+        "accuracy": accuracy(trace),
+    }
+
+
+def api_query(data: dict[str, Any], at: float | None) -> dict[str, Any]:
+    """The form's fields under the API's names."""
+    return {
+        "user_id": data["user_id"],
+        "queue_id": data.get("queue_id") if data.get("queue_id") is not None else -1,
+        "requested_procs": data["procs"],
+        "requested_time": data["time_limit"],
+        "at": at,
+    }
+
+
+def present(
+    trace: Trace,
+    job: dict[str, Any],
+    wait: dict[str, Any],
+    runtime: dict[str, Any],
+    confidence: float,
+) -> dict[str, Any]:
+    """Dates, humanised durations, the interval and the rangeSet chart of one answer."""
+    at = float(job["at"])
+    run_s = float(runtime["point_s"])
+    interval = wait_interval(wait, confidence)
+    return {
+        "trace": trace,
+        "at": at,
+        "at_date": humanize.trace_datetime(trace.header, at),
+        "at_day": (at - (trace.first_submit_s or 0)) / 86400,
+        "wait_s": wait["wait_s"],
+        "start_date": humanize.trace_datetime(trace.header, at + wait["wait_s"]),
+        "runtime_s": run_s,
+        "finish_s": wait["wait_s"] + run_s,
+        "finish_date": humanize.trace_datetime(trace.header, at + wait["wait_s"] + run_s),
+        "interval": interval,
+        "confidence": confidence,
+        "wait": wait,
+        "runtime": runtime,
+        "ranges": ranges_table(runtime["ranges"]),
+        "chart": rangeset_chart(runtime["ranges"]),
+        "time_limit_s": float(job["requested_time"]),
+    }
+
+
+def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | None:
+    """The calibrated interval when the answer carries one, else QBETS's one-sided bound."""
+    block = wait.get("interval")
+    if isinstance(block, dict) and block.get("lower_s") is not None:
+        return {
+            "lower_s": block["lower_s"],
+            "upper_s": block["upper_s"],
+            "level": block.get("confidence", confidence),
+            "kind": "calibrated",
+        }
+    if wait.get("qbets_upper_s") is not None:
+        return {"lower_s": 0.0, "upper_s": wait["qbets_upper_s"], "level": 0.95, "kind": "qbets"}
+    return None
+
+
+def ranges_table(ranges: list[dict[str, float]]) -> list[dict[str, float]]:
+    """Each range with the probability of having finished by its end (cumulative)."""
+    total, rows = 0.0, []
+    for r in ranges:
+        total += float(r["probability"])
+        rows.append({**r, "finished_by": min(total, 1.0)})
+    return rows
+
+
+def rangeset_chart(ranges: list[dict[str, float]]) -> dict[str, Any]:
+    """Bars: each range's probability; line: P(finished by the range's end)."""
+    rows = ranges_table(ranges)
+    labels = [f"{humanize.duration(r['low_s'])} – {humanize.duration(r['high_s'])}" for r in rows]
+    spec = charts.bar(
+        labels,
+        {"P(runtime in range)": [r["probability"] for r in rows]},
+        y_title="probability",
+        x_title="runtime range",
+        y_format="percent",
+    )
+    spec["data"]["datasets"].append(
+        {
+            "type": "line",
+            "label": "P(finished by the range's end)",
+            "data": [r["finished_by"] for r in rows],
+            "borderColor": charts.color(1),
+            "backgroundColor": charts.color(1),
+            "qcFormat": "percent",
+        }
+    )
+    spec["options"]["scales"]["y"]["max"] = 1
+    spec["options"]["plugins"]["legend"]["display"] = True
+    return spec
+
+
+def accuracy(trace: Trace) -> dict[str, Any]:
+    """How the methods did on this trace: the latest finished wait and runtime evaluations."""
+    runs = EvaluationRun.objects.filter(trace=trace, status=Status.DONE)
+    wait_run = runs.filter(kind=EvaluationRun.Kind.WAIT).order_by("-finished_at").first()
+    run_run = runs.filter(kind=EvaluationRun.Kind.RUNTIME).order_by("-finished_at").first()
+    out: dict[str, Any] = {"wait_run": wait_run, "runtime_run": run_run}
+    if wait_run and "apq" in wait_run.result:
+        apq = wait_run.result["apq"]
+        ratio = apq.get("aae_over_mean_wait")
+        out["wait"] = {
+            **apq,
+            "ratio": ratio,
+            "no_better_than_zero": ratio is not None and ratio >= 1,
+        }
+    if run_run and "rangeset" in run_run.result:
+        out["runtime"] = run_run.result["rangeset"]
+    return out
+
+
+urlpatterns = [path("predict/", predict, name="predict"), *pages_runs.urlpatterns]

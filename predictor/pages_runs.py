@@ -1,0 +1,153 @@
+"""Browser pages for long runs: the runs overview (start an evaluation or a replay, see
+yours with live progress) and an evaluation's results as tables and charts.
+
+Runs are started by the page's script through the API (``POST .../evaluations/``,
+``POST .../replays/``, 202 + the row), so the browser and the API share one code path;
+a run's page polls the run's API address until it is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path
+
+from predictor.core.runtime.evaluate import METHODS as RUNTIME_METHODS
+from predictor.core.wait.metrics import WAIT_CLASS_LABELS
+from predictor.core.wait.registry import DEFAULT_METHODS as WAIT_METHODS
+from predictor.models import EvaluationRun
+from pyss_adapter.core.estimates import ESTIMATE_NAMES
+from pyss_adapter.core.replay import SCHEDULERS
+from pyss_adapter.models import Replay
+from queuecast import charts, humanize
+from queuecast.longrun import Status
+from traces.models import Trace
+
+BUSY = (Status.PENDING, Status.RUNNING)
+LIST_LIMIT = 50
+
+
+def visible(runs: QuerySet, user: Any) -> QuerySet:
+    """The API's rule: a user sees their own runs, staff see all."""
+    return runs if user.is_staff else runs.filter(owner=user)
+
+
+@login_required
+def runs(request: HttpRequest) -> HttpResponse:
+    """Start runs and list yours, newest first."""
+    evaluations = visible(EvaluationRun.objects.select_related("trace", "owner"), request.user)
+    replays = visible(Replay.objects.select_related("trace", "owner"), request.user)
+    traces = Trace.objects.filter(status=Status.DONE).order_by("name")
+    context = {
+        "nav": "runs",
+        "evaluations": evaluations[:LIST_LIMIT],
+        "replays": replays[:LIST_LIMIT],
+        "traces": traces,
+        "selected_trace": request.GET.get("trace"),
+        "wait_methods": WAIT_METHODS,
+        "runtime_methods": RUNTIME_METHODS,
+        "molding_api": molding_api_available(),
+        "schedulers": list(SCHEDULERS),
+        "estimate_names": ESTIMATE_NAMES,
+    }
+    return render(request, "runs/list.html", context)
+
+
+def molding_api_available() -> bool:
+    """True once the molding engineer's run API is registered on the router."""
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        reverse("trace-molding-list", kwargs={"trace_pk": 0})
+    except NoReverseMatch:
+        return False
+    return True
+
+
+@login_required
+def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(
+        visible(EvaluationRun.objects.select_related("trace", "owner"), request.user), pk=pk
+    )
+    context: dict[str, Any] = {"nav": "runs", "run": run, "busy": run.status in BUSY}
+    if run.status == Status.DONE:
+        present = wait_tables if run.kind == EvaluationRun.Kind.WAIT else runtime_tables
+        context.update(present(run.result or {}))
+    return render(request, "runs/evaluation.html", context)
+
+
+def wait_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Rows in the CLI's columns, paired intervals vs APQ, and two charts."""
+    rows = [{"method": name, **m} for name, m in result.items()]
+    best = min((r["aae_s"] for r in rows if r.get("aae_s") is not None), default=None)
+    for r in rows:
+        r["best"] = r.get("aae_s") == best
+        ratio = r.get("aae_over_mean_wait")
+        r["no_better_than_zero"] = ratio is not None and ratio >= 1
+    by_method = charts.bar(
+        [r["method"] for r in rows],
+        {
+            "AAE": [r.get("aae_s") for r in rows],
+            "mean wait (always-zero's AAE)": [r.get("mean_wait_s") for r in rows],
+        },
+        y_title="average absolute error",
+        y_format="duration",
+    )
+    by_class = charts.bar(
+        list(WAIT_CLASS_LABELS),
+        {
+            r["method"]: [
+                (r.get("aae_by_class") or {}).get(c, {}).get("aae_s") for c in WAIT_CLASS_LABELS
+            ]
+            for r in rows
+        },
+        x_title="actual wait class",
+        y_title="AAE",
+        y_format="duration",
+    )
+    class_jobs = {
+        c: next(((r.get("aae_by_class") or {}).get(c, {}).get("jobs") for r in rows), 0)
+        for c in WAIT_CLASS_LABELS
+    }
+    return {
+        "rows": rows,
+        "chart_method": by_method,
+        "chart_class": by_class,
+        "class_labels": WAIT_CLASS_LABELS,
+        "class_jobs": class_jobs,
+    }
+
+
+def runtime_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Success and coverage per method (the seed's two runtime measures) and a chart."""
+    rows = [{"method": name, **m} for name, m in result.items()]
+    chart = charts.bar(
+        [r["method"] for r in rows],
+        {
+            "success rate": [r.get("success_rate") for r in rows],
+            "coverage": [r.get("coverage") for r in rows],
+        },
+        y_title="share",
+        y_format="percent",
+    )
+    return {"rows": rows, "chart_method": chart}
+
+
+def humanised_params(run: EvaluationRun) -> list[tuple[str, str]]:
+    """The run's parameters for the page, durations humanised."""
+    out = []
+    for key, value in (run.params or {}).items():
+        if key.endswith("_s") and isinstance(value, int | float):
+            value = humanize.duration(value)
+        out.append((key, value))
+    return out
+
+
+urlpatterns = [
+    path("runs/", runs, name="runs"),
+    path("runs/evaluations/<int:pk>/", evaluation_detail, name="evaluation-page"),
+]

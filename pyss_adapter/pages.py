@@ -1,0 +1,74 @@
+"""Browser page of one replay: live progress while it runs, then statistics and charts.
+
+Reads the same row as ``GET /api/replays/{id}/``; the numbers come from the simulator's
+observers (``pyss_adapter.core.stats``), only humanised and drawn here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path
+
+from pyss_adapter.models import Replay
+from queuecast import charts
+from queuecast.longrun import Status
+
+MAX_POINTS = 2000  # utilisation bins drawn at most (longer series are averaged in blocks)
+
+
+@login_required
+def replay_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    replay = get_object_or_404(Replay.objects.select_related("trace", "owner"), pk=pk)
+    context: dict[str, Any] = {
+        "nav": "runs",
+        "replay": replay,
+        "busy": replay.status in (Status.PENDING, Status.RUNNING),
+        "result": replay.result or {},
+    }
+    if replay.status == Status.DONE:
+        context["charts"] = replay_charts(replay.result or {})
+    return render(request, "runs/replay.html", context)
+
+
+def replay_charts(result: dict[str, Any]) -> dict[str, Any]:
+    """Chart specs for whatever the replay's statistics carry."""
+    out: dict[str, Any] = {}
+    series = result.get("utilisation_series") or {}
+    if series.get("utilisation"):
+        out["utilisation"] = utilisation_chart(series)
+    for key, title in (("wait_histogram", "jobs"), ("response_by_cpu_hours", "mean response")):
+        block = result.get(key)
+        if isinstance(block, dict) and block.get("labels"):
+            fmt = "duration" if key.startswith("response") else ""
+            out[key] = charts.bar(
+                block["labels"], {title: block["values"]}, y_format=fmt, y_title=title
+            )
+    return out
+
+
+def utilisation_chart(series: dict[str, Any]) -> dict[str, Any]:
+    """Utilisation per bin against days since the first submission (block-averaged)."""
+    values = series["utilisation"]
+    bin_s = float(series.get("bin_s") or 1800.0)
+    block = max(1, -(-len(values) // MAX_POINTS))
+    means = [
+        sum(values[i : i + block]) / len(values[i : i + block])
+        for i in range(0, len(values), block)
+    ]
+    days = [round(i * block * bin_s / 86400.0, 3) for i in range(len(means))]
+    spec = charts.line(
+        days,
+        {"utilisation": means},
+        x_title="days since the first submission",
+        y_title="busy processors",
+        y_format="percent",
+    )
+    spec["options"]["scales"]["y"]["max"] = 1
+    return spec
+
+
+urlpatterns = [path("runs/replays/<int:pk>/", replay_detail, name="replay-page")]

@@ -1,0 +1,233 @@
+/* Queuecast pages: charts from JSON specs, live progress of long runs, runs started
+   through the API. No inline scripts; every page loads this one file after Chart.js. */
+(function () {
+  "use strict";
+
+  var UNITS = [["y", 31536000], ["d", 86400], ["h", 3600], ["min", 60], ["s", 1]];
+
+  /* 7800 -> "2 h 10 min" (the same rule as queuecast/humanize.py) */
+  function duration(seconds) {
+    if (seconds === null || seconds === undefined || isNaN(seconds)) return "–";
+    var sign = seconds < 0 ? "-" : "";
+    var left = Math.floor(Math.abs(seconds) + 0.5);
+    if (left < 60) return sign + left + " s";
+    for (var k = 0; k < UNITS.length - 1; k++) {
+      if (left >= UNITS[k][1]) {
+        var small = UNITS[k + 1][1];
+        var total = Math.floor(left / small + 0.5);
+        var ratio = UNITS[k][1] / small;
+        var count = Math.floor(total / ratio), rest = total % ratio;
+        return sign + count + " " + UNITS[k][0] + (rest ? " " + rest + " " + UNITS[k + 1][0] : "");
+      }
+    }
+    return sign + left + " s";
+  }
+  window.qcDuration = duration;
+
+  function percent(v) { return Math.round(v * 100) + "%"; }
+
+  function axisCallbacks(spec) {
+    var qc = spec.qc || {};
+    var scales = (spec.options = spec.options || {}).scales = spec.options.scales || {};
+    (qc.durationAxes || []).forEach(function (axis) {
+      scales[axis] = scales[axis] || {};
+      scales[axis].ticks = scales[axis].ticks || {};
+      scales[axis].ticks.callback = function (value) { return duration(value); };
+    });
+    (qc.percentAxes || []).forEach(function (axis) {
+      scales[axis] = scales[axis] || {};
+      scales[axis].ticks = scales[axis].ticks || {};
+      scales[axis].ticks.callback = function (value) { return percent(value); };
+    });
+    if (qc.tooltip === "duration" || qc.tooltip === "percent") {
+      var fmt = qc.tooltip === "duration" ? duration : percent;
+      spec.options.plugins = spec.options.plugins || {};
+      spec.options.plugins.tooltip = {
+        callbacks: {
+          label: function (ctx) {
+            var y = ctx.parsed.y;
+            var f = (ctx.dataset.qcFormat === "percent") ? percent : fmt;
+            return (ctx.dataset.label ? ctx.dataset.label + ": " : "") + f(y);
+          }
+        }
+      };
+    }
+  }
+
+  function drawCharts() {
+    if (!window.Chart) return;
+    document.querySelectorAll("canvas[data-chart]").forEach(function (canvas) {
+      var source = document.getElementById(canvas.getAttribute("data-chart"));
+      if (!source) return;
+      var spec = JSON.parse(source.textContent);
+      spec.options = spec.options || {};
+      spec.options.responsive = true;
+      spec.options.maintainAspectRatio = false;
+      spec.options.animation = false;
+      axisCallbacks(spec);
+      delete spec.qc;
+      canvas.qcChart = new window.Chart(canvas, spec);
+      canvas.setAttribute("data-drawn", "1");
+    });
+  }
+
+  function csrfToken() {
+    var m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (m) return decodeURIComponent(m[1]);
+    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function showProgress(box, status, progress, error) {
+    var bar = box.querySelector("progress");
+    var text = box.querySelector("[data-status]");
+    if (bar) {
+      if (progress === null) bar.removeAttribute("value"); else bar.value = progress;
+    }
+    if (text) {
+      text.textContent = status + (progress === null ? "" : " · " + percent(progress || 0));
+      text.className = "status-" + status;
+    }
+    var err = box.querySelector("[data-error]");
+    if (err && error) { err.textContent = error; err.hidden = false; }
+  }
+
+  /* A run's page: poll its API address until done/failed, then reload to draw the results. */
+  function pollRun(box) {
+    var url = box.getAttribute("data-poll-url");
+    var every = Number(box.getAttribute("data-poll-ms") || 1000);
+    function tick() {
+      fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (row) {
+          showProgress(box, row.status, row.progress, row.error);
+          if (row.status === "done" || row.status === "failed") {
+            window.location.reload();
+          } else {
+            window.setTimeout(tick, every);
+          }
+        })
+        .catch(function () { window.setTimeout(tick, every * 2); });
+    }
+    tick();
+  }
+
+  function formJson(form) {
+    var body = {};
+    new FormData(form).forEach(function (value, key) {
+      if (key === "csrfmiddlewaretoken" || value === "") return;
+      var field = form.elements[key];
+      if (field && field.type === "checkbox") { body[key] = true; return; }
+      if (field && field.getAttribute("data-list") === "1") {
+        body[key] = (body[key] || []).concat([value]);
+        return;
+      }
+      body[key] = (field && field.type === "number") ? Number(value) : value;
+    });
+    form.querySelectorAll("input[type=checkbox]").forEach(function (box) {
+      if (!box.checked && box.name) body[box.name] = false;
+    });
+    return body;
+  }
+
+  /* A form that starts a long run through the API (202 + the row); while the POST is in
+     flight (the embedded mode runs the task inside it) the newest run of the list shows
+     its progress; then the run's own page takes over. */
+  function startRunForm(form) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var box = document.getElementById(form.getAttribute("data-progress-box"));
+      var button = form.querySelector("button[type=submit]");
+      if (button) button.disabled = true;
+      box.hidden = false;
+      showProgress(box, "starting", null, "");
+      var started = Date.now(), done = false;
+      var listUrl = form.getAttribute("data-list-url");
+      function watch() {
+        if (done || !listUrl) return;
+        fetch(listUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+          .then(function (r) { return r.json(); })
+          .then(function (page) {
+            var rows = page.results || page;
+            var row = rows && rows[0];
+            if (!done && row && Date.parse(row.created_at) >= started - 5000) {
+              showProgress(box, row.status, row.progress, row.error);
+            }
+          })
+          .catch(function () { /* the POST's answer decides */ })
+          .then(function () { if (!done) window.setTimeout(watch, 700); });
+      }
+      window.setTimeout(watch, 400);
+      var body = formJson(form);
+      var apiUrl = form.getAttribute("data-api-url").replace(/\{(\w+)\}/g, function (_, name) {
+        var value = body[name];
+        delete body[name];
+        return encodeURIComponent(value);
+      });
+      fetch(apiUrl, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json",
+                   "X-CSRFToken": csrfToken() },
+        body: JSON.stringify(body)
+      }).then(function (r) {
+        return r.json().then(function (body) { return { ok: r.ok, body: body }; });
+      }).then(function (answer) {
+        done = true;
+        if (!answer.ok) {
+          showProgress(box, "failed", 0, messageOf(answer.body));
+          if (button) button.disabled = false;
+          return;
+        }
+        var next = form.getAttribute("data-next-url").replace("0000", String(answer.body.id));
+        window.location.assign(next);
+      }).catch(function (err) {
+        done = true;
+        showProgress(box, "failed", 0, String(err));
+        if (button) button.disabled = false;
+      });
+    });
+  }
+
+  function messageOf(body) {
+    if (!body) return "request failed";
+    if (body.detail) return body.detail;
+    return Object.keys(body).map(function (k) {
+      var v = body[k];
+      return k + ": " + (Array.isArray(v) ? v.join(" ") : (typeof v === "object" ? JSON.stringify(v) : v));
+    }).join("; ");
+  }
+
+  /* Buttons that POST to an API address and then reload (release, cancel). */
+  function actionButton(button) {
+    button.addEventListener("click", function () {
+      var question = button.getAttribute("data-confirm");
+      if (question && !window.confirm(question)) return;
+      button.disabled = true;
+      fetch(button.getAttribute("data-api-post"), {
+        method: "POST", credentials: "same-origin",
+        headers: { Accept: "application/json", "X-CSRFToken": csrfToken() }
+      }).then(function (r) {
+        return r.json().then(function (body) { return { ok: r.ok, body: body }; });
+      }).then(function (answer) {
+        if (!answer.ok) {
+          var out = document.getElementById(button.getAttribute("data-error-box"));
+          if (out) { out.textContent = messageOf(answer.body); out.hidden = false; }
+          button.disabled = false;
+          return;
+        }
+        window.location.reload();
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    drawCharts();
+    document.querySelectorAll("[data-poll-url]").forEach(pollRun);
+    document.querySelectorAll("form[data-api-url]").forEach(startRunForm);
+    document.querySelectorAll("button[data-api-post]").forEach(actionButton);
+    document.querySelectorAll("[data-duration-s]").forEach(function (el) {
+      el.textContent = duration(Number(el.getAttribute("data-duration-s")));
+    });
+  });
+})();

@@ -1,0 +1,191 @@
+"""Predict, runs, evaluation and replay pages: humanised answers, charts, warnings, access."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from predictor import services_runtime, services_wait
+from predictor.models import EvaluationRun
+from pyss_adapter.models import Replay
+from queuecast.longrun import Status
+from tests.core.wait_fakes import make_jobs
+from tests.service.traces_support import make_user
+from traces.core.swf import format_jobs
+from traces.services import ingest_swf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def trace(tmp_path: Path):  # noqa: ANN201
+    path = tmp_path / "demo.swf"
+    path.write_text("; UnixStartTime: 1000000000\n; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
+    services_wait.MODELS.clear()
+    services_runtime.MODELS.clear()
+    return ingest_swf(path, name="demo")
+
+
+@pytest.fixture
+def alice():  # noqa: ANN201
+    return make_user("alice")
+
+
+@pytest.fixture
+def browser(alice) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+def chart_spec(page: str, script_id: str) -> dict:
+    match = re.search(
+        rf'<script id="{script_id}" type="application/json">(.*?)</script>', page, re.S
+    )
+    assert match, f"no chart spec {script_id}"
+    return json.loads(match.group(1))
+
+
+def ask(browser: Client, trace, **changes):  # noqa: ANN001, ANN003, ANN201
+    query = {
+        "trace": trace.pk,
+        "procs": 8,
+        "time_limit": "1h",
+        "user_id": 2,
+        "queue_id": 1,
+        "confidence": 0.9,
+        **changes,
+    }
+    return browser.get("/predict/", query)
+
+
+def test_every_page_links_to_predict(browser, trace) -> None:
+    for url in ("/", f"/traces/{trace.pk}/", "/runs/", "/predict/"):
+        page = browser.get(url).content.decode()
+        assert 'href="/predict/"' in page, url
+
+
+def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browser, trace) -> None:
+    page = ask(browser, trace).content.decode()
+    wait = services_wait.predict_wait(
+        trace,
+        {
+            "user_id": 2,
+            "group_id": -1,
+            "queue_id": 1,
+            "requested_procs": 8,
+            "requested_time": 3600.0,
+            "at": trace.last_submit_s,
+        },
+    )
+    assert 'id="answer"' in page and "Predicted start" in page and " UTC" in page
+    from queuecast.humanize import relative
+
+    assert relative(wait["wait_s"]) in page  # the same number as the API, humanised
+    assert not re.search(r"\d+\.\d{5,}", page.split('id="rangeset-spec"')[0])  # no raw floats
+    spec = chart_spec(page, "rangeset-spec")
+    bars, line = spec["data"]["datasets"]
+    assert spec["type"] == "bar" and line["type"] == "line"
+    assert len(bars["data"]) == len(spec["data"]["labels"]) >= 1
+    assert line["data"][-1] == pytest.approx(min(1.0, sum(bars["data"])))
+    assert line["data"] == sorted(line["data"])  # P(finished by t) never decreases
+
+
+def test_predict_page_puts_the_api_errors_on_the_fields(browser, trace) -> None:
+    page = ask(browser, trace, procs=100000).content.decode()
+    assert "at most the machine size, 128 processors" in page and 'id="answer"' not in page
+    page = ask(browser, trace, time_limit="soon").content.decode()
+    assert "is not a duration" in page and 'id="answer"' not in page
+
+
+def test_predict_page_warns_when_the_method_is_no_better_than_zero(browser, trace, alice) -> None:
+    result = {
+        "apq": {
+            "aae_s": 5000.0,
+            "mean_wait_s": 4000.0,
+            "aae_over_mean_wait": 1.25,
+            "correct_share": 0.3,
+            "jobs": 10,
+        }
+    }
+    EvaluationRun.objects.create(
+        kind="wait", trace=trace, owner=alice, status=Status.DONE, result=result
+    )
+    page = ask(browser, trace).content.decode()
+    assert 'id="accuracy-warning"' in page and "no better than always answering" in page
+    EvaluationRun.objects.update(result={"apq": {**result["apq"], "aae_over_mean_wait": 0.5}})
+    page = ask(browser, trace).content.decode()
+    assert 'id="accuracy-warning"' not in page and "50% of the mean wait" in page
+
+
+def test_evaluation_page_shows_the_table_and_charts_by_method_and_wait_class(browser, trace, alice):
+    by_class = {"[0,100s)": {"jobs": 4, "aae_s": 50.0}, ">=1e5s": {"jobs": 1, "aae_s": 2e5}}
+    result = {
+        "apq": {
+            "jobs": 5,
+            "aae_s": 7800.0,
+            "aae_over_mean_wait": 0.8,
+            "mean_wait_s": 9750.0,
+            "scaled_aae": 1.5,
+            "correct_share": 0.6,
+            "aae_by_class": by_class,
+        },
+        "zero": {
+            "jobs": 5,
+            "aae_s": 9750.0,
+            "aae_over_mean_wait": 1.0,
+            "mean_wait_s": 9750.0,
+            "scaled_aae": 2.0,
+            "correct_share": 0.4,
+            "aae_by_class": by_class,
+            "ci_vs_apq": {"diff_s": 1950.0, "lo_s": 100.0, "hi_s": 3600.0},
+        },
+    }
+    run = EvaluationRun.objects.create(
+        kind="wait", trace=trace, owner=alice, status=Status.DONE, result=result
+    )
+    page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
+    assert "2 h 10 min" in page and "≥ zero" in page and "[1 min 40 s, 1 h]" in page
+    spec = chart_spec(page, "spec-class")
+    assert [d["label"] for d in spec["data"]["datasets"]] == ["apq", "zero"]
+    assert spec["data"]["datasets"][0]["data"][0] == 50.0
+    assert chart_spec(page, "spec-method")["data"]["labels"] == ["apq", "zero"]
+
+
+def test_a_running_run_page_polls_its_api_address(browser, trace, alice) -> None:
+    run = EvaluationRun.objects.create(
+        kind="wait", trace=trace, owner=alice, status=Status.RUNNING, progress=0.4
+    )
+    page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
+    assert f'data-poll-url="/api/evaluations/{run.pk}"' in page and 'value="0.4"' in page
+
+
+def test_evaluations_of_others_are_hidden(trace, alice) -> None:
+    run = EvaluationRun.objects.create(kind="wait", trace=trace, owner=alice)
+    bob = Client()
+    bob.force_login(make_user("bob"))
+    assert bob.get(f"/runs/evaluations/{run.pk}/").status_code == 404
+    assert f"/runs/evaluations/{run.pk}/" not in bob.get("/runs/").content.decode()
+
+
+def test_replay_page_draws_utilisation_over_time(browser, trace, alice) -> None:
+    result = {
+        "all_jobs": {"n_jobs": 3, "mean_wait_s": 7800.0, "utilisation": 0.5},
+        "utilisation_series": {"bin_s": 1800.0, "t0_s": 0.0, "utilisation": [0.2, 0.4, 0.6]},
+    }
+    replay = Replay.objects.create(trace=trace, owner=alice, status=Status.DONE, result=result)
+    page = browser.get(f"/runs/replays/{replay.pk}/").content.decode()
+    assert "2 h 10 min" in page and "50.0%" in page
+    points = chart_spec(page, "spec-utilisation")["data"]["datasets"][0]["data"]
+    assert [p["y"] for p in points] == [0.2, 0.4, 0.6]
+    assert points[1]["x"] == pytest.approx(1800 / 86400, abs=1e-3)
+
+
+def test_runs_page_offers_both_starts_through_the_api(browser, trace) -> None:
+    page = browser.get("/runs/").content.decode()
+    assert 'data-api-url="/api/traces/{trace}/evaluations/"' in page
+    assert 'data-api-url="/api/traces/{trace}/replays/"' in page
