@@ -14,13 +14,16 @@ processors at ``start + estimate``. When the job really ends at that instant its
 termination at ``t`` is handled after the submissions at ``t``, yet the passes
 made for those submissions already see the processors free. ``_release_at``
 holds those processors and gives them back as the clock reaches ``t``.
+
+A :class:`~pyss_adapter.core.policy.SubmitPolicy` may see every arrival first and
+resize or hold it (``core/policy.py``); held jobs wait in a second heap and enter
+the queue at their release time. With no policy the loop does what it always did.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import IntEnum
 from heapq import heappop, heappush
 from typing import Protocol
@@ -29,6 +32,10 @@ import numpy as np
 
 from pyss_adapter.core.estimates import EstimateSource, RequestedEstimates
 from pyss_adapter.core.jobs import SimJobs
+from pyss_adapter.core.policy import SubmitDecision, SubmitPolicy, check_decision
+from pyss_adapter.core.result import ReplayResult
+
+__all__ = ["Engine", "IllegalTransition", "JobState", "ReplayResult", "Scheduler"]
 
 SUBMIT, TERMINATE = 0, 1
 _PROGRESS_MASK = (1 << 13) - 1
@@ -41,9 +48,10 @@ class JobState(IntEnum):
     QUEUED = 1
     RUNNING = 2
     DONE = 3
+    HELD = 4  # postponed by the submit policy: PENDING -> HELD -> QUEUED
 
 
-_PENDING, _QUEUED, _RUNNING, _DONE = (int(s) for s in JobState)
+_PENDING, _QUEUED, _RUNNING, _DONE, _HELD = (int(s) for s in JobState)
 
 
 class IllegalTransition(RuntimeError):
@@ -65,29 +73,6 @@ class Scheduler(Protocol):
     def schedule(self, engine: Engine) -> None: ...
 
 
-@dataclass
-class ReplayResult:
-    """Per-job outcome of a replay, in the order of :class:`SimJobs` (by submit time).
-
-    ``reservation_s`` is the first reservation (shadow time) given to a job while
-    it was the blocked head of the queue (NaN if it never was; EASY only).
-    """
-
-    jobs: SimJobs
-    start_s: np.ndarray
-    end_s: np.ndarray
-    estimate_s: np.ndarray
-    finish_order: np.ndarray
-    reservation_s: np.ndarray
-    scheduler: str
-    estimates: str
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def wait_s(self) -> np.ndarray:
-        return self.start_s - self.jobs.submit_s
-
-
 class Engine:
     """Replay ``jobs`` on ``jobs.machine_procs`` processors with ``scheduler``.
 
@@ -103,6 +88,9 @@ class Engine:
         pass); on the four shared traces in ``pyss`` mode both give the same
         schedule (tests/realtrace/test_sim_real.py).
     progress : callable(fraction), optional
+    policy : SubmitPolicy, optional
+        Sees every arrival (``on_submit``) and may resize or postpone it;
+        ``on_start``/``on_finish`` are called when the policy defines them.
     """
 
     def __init__(
@@ -113,8 +101,14 @@ class Engine:
         *,
         submit_guard: bool = False,
         progress: Callable[[float], None] | None = None,
+        policy: SubmitPolicy | None = None,
     ) -> None:
         self.jobs = jobs
+        self.policy = policy
+        # Only a policy costs the hot path anything: one ``is None`` test per start.
+        self._on_start = self._notify_start if policy is not None else None
+        self._policy_start = getattr(policy, "on_start", None)
+        self._on_finish = getattr(policy, "on_finish", None)
         self.scheduler = scheduler
         self.estimates = estimates or RequestedEstimates()
         self.submit_guard = submit_guard
@@ -140,7 +134,12 @@ class Engine:
         self.start_s: list[float] = [np.nan] * n
         self.reservation: list[float] = [np.nan] * n
         self.key_of: list[tuple[float, int, int]] = [(0.0, 0, 0)] * n
-        self.finished: list[int] = []
+        self.finished: list[int] = []  # termination order
+        self.started: list[int] = []  # start order (kept when there is a policy)
+        self.release_s: list[float] = jobs.submit_s.tolist()  # queue entry (a hold moves it)
+        self.decisions: dict[int, SubmitDecision] = {}
+        self._held: list[tuple[float, int]] = []  # (release time, job)
+        self._ask_again: set[int] = set()
         self.queue: list[int] = []
         self.queued_procs: list[int] = []  # processors of the queued jobs, sorted
         self.running: list[tuple[float, int, int]] = []  # (expected end, seq, job), sorted
@@ -170,6 +169,29 @@ class Engine:
         if end == expected:
             self._release_at[end] = self._release_at.get(end, 0) + p
             self.released[j] = 1
+        if self._on_start is not None:
+            self._on_start(self, j, now)
+
+    def _notify_start(self, engine: Engine, j: int, now: float) -> None:
+        self.started.append(j)
+        if self._policy_start is not None:
+            self._policy_start(self, j, now)
+
+    @property
+    def machine_procs(self) -> int:
+        return self.n_total
+
+    def running_jobs(self) -> list[tuple[int, float]]:
+        """``(job, start_s)`` of the running jobs, in order of expected end."""
+        start = self.start_s
+        return [(j, start[j]) for _, _, j in self.running]
+
+    def held_jobs(self) -> list[tuple[float, int]]:
+        """``(release_s, job)`` of the jobs held by the policy, in release order."""
+        return sorted(self._held)
+
+    def job_state(self, j: int) -> JobState:
+        return JobState(self.state[j])
 
     def expected_releases(self) -> list[tuple[float, int]]:
         """``(expected end, processors)`` of the running jobs as a scheduler sees them now.
@@ -202,67 +224,124 @@ class Engine:
         schedule = self.scheduler.schedule
         schedule_new = getattr(self.scheduler, "schedule_new", None)
         dynamic, guard, progress = self.estimates.dynamic, self.submit_guard, self.progress
+        held, on_finish = self._held, self._on_finish
+        has_policy = self.policy is not None
+        on_submit = self.policy.on_submit if has_policy else None
         # settled: the last pass checked every queued job and nothing was freed since,
         # so a submission only has to look at the new job (see Scheduler.schedule_new).
         settled = False
         now = self.now
         pending, queued, running_state, done = _PENDING, _QUEUED, _RUNNING, _DONE
         i = 0
-        while i < n or heap:
-            if i < n and (not heap or submit[i] <= heap[0][0]):
+        while i < n or heap or held:
+            # A released job enters before the log's arrivals and terminations at its time.
+            if (
+                held
+                and (i == n or held[0][0] <= submit[i])
+                and (not heap or held[0][0] <= heap[0][0])
+            ):
+                t, j = heappop(held)
+                if state[j] != _HELD:
+                    raise IllegalTransition(j, state[j], JobState.QUEUED)
+                ask = j in self._ask_again
+            elif i < n and (not heap or submit[i] <= heap[0][0]):
                 t, j = submit[i], i
                 i += 1
+                if state[j] != pending:
+                    raise IllegalTransition(j, state[j], JobState.QUEUED)
+                ask = has_policy
+            else:
+                t, _, _, j = heappop(heap)
                 if t != now:
                     self.now = now = t
                     if t in release_at:
                         self.free += release_at.pop(t)
-                        settled = False
-                if state[j] != pending:
-                    raise IllegalTransition(j, state[j], JobState.QUEUED)
-                state[j] = queued
+                if state[j] != running_state:
+                    raise IllegalTransition(j, state[j], JobState.DONE)
+                state[j] = done
+                finished.append(j)
+                del running[bisect_left(running, key_of[j])]
+                if not released[j]:
+                    self.free += procs[j]
                 if dynamic:
-                    self.est[j] = self.estimates.at_submit(j, t)
-                queue.append(j)
-                insort(queued_procs, procs[j])
-                if guard and procs[j] > self.free:
-                    continue
-                if settled and schedule_new and (not running or running[0][0] > t):
-                    schedule_new(self, j)
-                else:
-                    schedule(self)
-                    settled = True
-                if progress is not None and not i & _PROGRESS_MASK:
-                    progress(i / n)
+                    self.estimates.at_finish(j, t, self.runtime[j])
+                if on_finish is not None:
+                    on_finish(self, j, t)
+                schedule(self)
+                settled = True
                 continue
-            t, _, _, j = heappop(heap)
             if t != now:
                 self.now = now = t
                 if t in release_at:
                     self.free += release_at.pop(t)
-            if state[j] != running_state:
-                raise IllegalTransition(j, state[j], JobState.DONE)
-            state[j] = done
-            finished.append(j)
-            del running[bisect_left(running, key_of[j])]
-            if not released[j]:
-                self.free += procs[j]
+                    settled = False
+            if ask and self._decide(j, on_submit(self, j, t), t):
+                continue
+            state[j] = queued
             if dynamic:
-                self.estimates.at_finish(j, t, self.runtime[j])
-            schedule(self)
-            settled = True
+                self.est[j] = self.estimates.at_submit(j, t)
+            queue.append(j)
+            insort(queued_procs, procs[j])
+            if guard and procs[j] > self.free:
+                continue
+            if settled and schedule_new and (not running or running[0][0] > t):
+                schedule_new(self, j)
+            else:
+                schedule(self)
+                settled = True
+            if progress is not None and not i & _PROGRESS_MASK:
+                progress(i / n)
         return self._result()
+
+    def _decide(self, j: int, decision: SubmitDecision | None, now: float) -> bool:
+        """Apply the policy's decision for arrival ``j``; True if the job is now held."""
+        self._ask_again.discard(j)
+        if decision is None:
+            return False
+        check_decision(self, j, decision, now)
+        self.decisions[j] = decision
+        if decision.procs is not None:
+            self.procs[j] = int(decision.procs)
+        if decision.runtime_s is not None:
+            self.runtime[j] = float(decision.runtime_s)
+        if decision.estimate_s is not None:
+            self.requested[j] = float(decision.estimate_s)
+            revised = self.estimates.revise(j, float(decision.estimate_s))
+            if revised is not None:
+                self.est[j] = revised
+        if decision.release_at is None or decision.release_at == now:
+            return False
+        self.state[j] = _HELD
+        self.release_s[j] = float(decision.release_at)
+        heappush(self._held, (float(decision.release_at), j))
+        if decision.ask_again:
+            self._ask_again.add(j)
+        return True
 
     def _result(self) -> ReplayResult:
         start = np.asarray(self.start_s, dtype=np.float64)
         if np.isnan(start).any():
             raise RuntimeError("some jobs never started: the engine stalled")
+        jobs = self.jobs
+        # Without a policy the jobs ran as requested: the input arrays are the truth.
+        as_run = {}
+        if self.policy is not None:
+            as_run = {
+                "n_procs": np.asarray(self.procs, dtype=jobs.n_procs.dtype),
+                "runtime_s": np.asarray(self.runtime, dtype=np.float64),
+                "requested_s": np.asarray(self.requested, dtype=np.float64),
+                "release_s": np.asarray(self.release_s, dtype=np.float64),
+            }
+        runtime = as_run.get("runtime_s", jobs.runtime_s)
         return ReplayResult(
-            jobs=self.jobs,
+            jobs=jobs,
             start_s=start,
-            end_s=start + self.jobs.runtime_s,
+            end_s=start + runtime,
             estimate_s=np.asarray(self.est, dtype=np.float64),
             finish_order=np.asarray(self.finished, dtype=np.int64),
             reservation_s=np.asarray(self.reservation, dtype=np.float64),
             scheduler=self.scheduler.name,
             estimates=self.estimates.name,
+            decisions=dict(self.decisions),
+            **as_run,
         )

@@ -30,6 +30,13 @@ class EstimateSource:
     def at_submit(self, j: int, now: float) -> float:  # pragma: no cover - static sources
         raise NotImplementedError
 
+    def revise(self, j: int, requested_s: float) -> float | None:
+        """A submit policy changed job ``j``'s requested time: its new estimate.
+
+        ``None`` keeps the current one (or lets a dynamic source decide at submission).
+        """
+        return requested_s
+
     def at_finish(self, j: int, now: float, runtime_s: float) -> None:  # pragma: no cover
         raise NotImplementedError
 
@@ -57,6 +64,10 @@ class ArrayEstimates(EstimateSource):
             raise ValueError("estimates must be finite")
         return np.maximum(out, 1.0)
 
+    def revise(self, j: int, requested_s: float) -> float | None:
+        """A precomputed estimate knows nothing of the new request: it stays as it was."""
+        return None
+
 
 class TsafrirEstimates(EstimateSource):
     """Tsafrir, Etsion & Feitelson (2007): mean runtime of the user's last two finished jobs.
@@ -79,6 +90,10 @@ class TsafrirEstimates(EstimateSource):
         if not past:
             return self._requested[j]
         return max(1.0, min(self._requested[j], sum(past) / len(past)))
+
+    def revise(self, j: int, requested_s: float) -> float | None:
+        self._requested[j] = requested_s
+        return None  # recomputed by at_submit when the job enters the queue
 
     def at_finish(self, j: int, now: float, runtime_s: float) -> None:
         user = self._user[j]

@@ -83,7 +83,11 @@ def read_pyss_output(source: str | Path | IO) -> pd.DataFrame:
 
 
 def result_frame(result: ReplayResult) -> pd.DataFrame:
-    """Our per-job output (the replay CSV): job number, submit, start, end, processors, estimate."""
+    """Our per-job output (the replay CSV): job number, submit, start, end, processors, estimate.
+
+    The jobs as run (``processors``, ``release_time``: when a held job entered the
+    queue) and the original request (``requested_processors``).
+    """
     jobs = result.jobs
     return pd.DataFrame(
         {
@@ -91,9 +95,11 @@ def result_frame(result: ReplayResult) -> pd.DataFrame:
             "submit_time": jobs.submit_s,
             "start_time": result.start_s,
             "end_time": result.end_s,
-            "processors": jobs.n_procs,
+            "processors": result.n_procs,
             "estimate": result.estimate_s,
             "wait_time": result.wait_s,
+            "release_time": result.release_s,
+            "requested_processors": jobs.n_procs,
         }
     )
 

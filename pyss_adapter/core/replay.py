@@ -13,6 +13,7 @@ from pyss_adapter.core.engine import Engine, ReplayResult, Scheduler
 from pyss_adapter.core.estimates import EstimateSource, estimate_source
 from pyss_adapter.core.fcfs import FcfsScheduler
 from pyss_adapter.core.jobs import SimJobs, sim_jobs
+from pyss_adapter.core.policy import SubmitPolicy
 
 SCHEDULERS: dict[str, type] = {
     "fcfs": FcfsScheduler,
@@ -32,9 +33,19 @@ def replay_jobs(
     scheduler: str = "easy",
     estimates: str | EstimateSource | np.ndarray | Callable | None = "requested",
     progress: Callable[[float], None] | None = None,
+    policy: SubmitPolicy | None = None,
 ) -> ReplayResult:
-    """Replay converted jobs; see :class:`pyss_adapter.core.engine.Engine`."""
-    engine = Engine(jobs, make_scheduler(scheduler), estimate_source(estimates), progress=progress)
+    """Replay converted jobs; see :class:`pyss_adapter.core.engine.Engine`.
+
+    ``policy`` sees every arrival and may resize or hold it (``core/policy.py``).
+    """
+    engine = Engine(
+        jobs,
+        make_scheduler(scheduler),
+        estimate_source(estimates),
+        progress=progress,
+        policy=policy,
+    )
     result = engine.run()
     result.meta.update(mode=jobs.mode, machine_procs=jobs.machine_procs, notes=dict(jobs.notes))
     return result

@@ -16,6 +16,11 @@ Formulas: wait = start - submit; response = wait + runtime;
 slowdown = response / runtime (undefined, and left out of the mean, for 0-second
 jobs); bounded slowdown = max(1, response / max(runtime, 10)).
 Utilisation = sum(procs * runtime) / (N * (last end - first submit)).
+
+Every figure reads the jobs as actually run (``ReplayResult.n_procs``,
+``runtime_s``, ``requested_s``, ``release_s``): a submit policy's resized or held
+jobs count as they ran. Waits are from the original submission (a hold is waiting
+too); :func:`policy_view` adds the molded and held shares and the wait in the queue.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ UTIL_BIN_S = 1800.0
 
 def job_metrics(result: ReplayResult) -> dict[str, np.ndarray]:
     """Per-job wait, response, slowdown and bounded slowdown (shape (n,) each)."""
-    run = result.jobs.runtime_s
+    run = result.runtime_s
     wait = result.wait_s
     response = wait + run
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -47,7 +52,7 @@ def utilisation(result: ReplayResult) -> float:
     if len(jobs) == 0:
         return 0.0
     span = float(result.end_s.max() - jobs.submit_s.min())
-    area = float((jobs.runtime_s * jobs.n_procs).sum())
+    area = float((result.runtime_s * result.n_procs).sum())
     return area / (jobs.machine_procs * span) if span > 0 else 0.0
 
 
@@ -62,8 +67,8 @@ def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[
         return {"bin_s": bin_s, "t0_s": 0.0, "utilisation": []}
     t0 = float(jobs.submit_s.min())
     edges = np.arange(t0, float(result.end_s.max()) + bin_s, bin_s)
-    area = _busy_integral(result.start_s, jobs.n_procs, edges) - _busy_integral(
-        result.end_s, jobs.n_procs, edges
+    area = _busy_integral(result.start_s, result.n_procs, edges) - _busy_integral(
+        result.end_s, result.n_procs, edges
     )
     util = np.diff(area) / (jobs.machine_procs * bin_s)
     return {"bin_s": bin_s, "t0_s": t0, "utilisation": np.round(util, 6).tolist()}
@@ -95,17 +100,17 @@ def all_jobs_view(result: ReplayResult) -> dict:
 
 def pyss_selection(result: ReplayResult) -> np.ndarray:
     """Indices of the jobs PySS's ``print_statistics`` counts, in its order."""
-    jobs, n = result.jobs, len(result.jobs)
+    n = len(result.jobs)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     finish = result.finish_order
     order = finish[np.argsort(result.end_s[finish], kind="stable")]
-    tiny = (jobs.estimate_s[order] == 1) & (jobs.n_procs[order] == 1)
+    tiny = (result.requested_s[order] == 1) & (result.n_procs[order] == 1)
     counter = np.arange(1, n + 1)
     size = n - np.cumsum(tiny)
     early = (size >= 100) & (counter <= size // 100)
     candidate = ~tiny & ~early
-    late = candidate & (result.end_s[order] > jobs.submit_s.max())
+    late = candidate & (result.end_s[order] > result.release_s.max())
     stop = int(np.argmax(late)) if late.any() else n
     return order[:stop][candidate[:stop]]
 
@@ -114,7 +119,7 @@ def pyss_view(result: ReplayResult) -> dict:
     """PySS's statistics (tiny and first-1% jobs skipped, cut at the last submission)."""
     chosen = pyss_selection(result)
     m = job_metrics(result)
-    est = result.jobs.estimate_s[chosen]
+    est = result.requested_s[chosen]
     return {
         "view": "pyss",
         "n_jobs": int(len(chosen)),
@@ -123,6 +128,27 @@ def pyss_view(result: ReplayResult) -> dict:
         "mean_slowdown": _mean(m["slowdown"][chosen]),
         "mean_bounded_slowdown": _mean(m["bsld"][chosen]),
         "mean_estimated_slowdown": _mean(m["response_s"][chosen] / est),
+    }
+
+
+def policy_view(result: ReplayResult) -> dict:
+    """What a submit policy changed: molded and held shares, mean hold, wait in the queue.
+
+    ``mean_wait_s`` counts from the original submission (the user's wait, hold
+    included), ``mean_queue_wait_s`` from the release (the scheduler's part).
+    """
+    n = len(result.jobs)
+    molded = result.n_procs != result.original_procs
+    delay = result.delay_s
+    return {
+        "view": "policy",
+        "n_jobs": n,
+        "molded_share": float(molded.mean()) if n else 0.0,
+        "delayed_share": float((delay > 0).mean()) if n else 0.0,
+        "mean_delay_s": _mean(delay),
+        "mean_delay_of_delayed_s": _mean(delay[delay > 0]),
+        "mean_wait_s": _mean(result.wait_s),
+        "mean_queue_wait_s": _mean(result.queue_wait_s),
     }
 
 
@@ -139,6 +165,8 @@ OBSERVERS: dict[str, Observer] = {"all_jobs": all_jobs_view, "pyss": pyss_view}
 def summarise(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict:
     """Run every observer; add the run's description and the utilisation series."""
     out = {name: observe(result) for name, observe in OBSERVERS.items()}
+    if result.decisions:
+        out["policy"] = policy_view(result)
     out["utilisation_series"] = utilisation_series(result, bin_s)
     out["run"] = {
         "scheduler": result.scheduler,

@@ -12,6 +12,7 @@ from pyss_adapter.core.conservative import ConservativeScheduler
 from pyss_adapter.core.easy import EasyScheduler
 from pyss_adapter.core.engine import Engine
 from pyss_adapter.core.jobs import sim_jobs
+from pyss_adapter.core.policy import SubmitDecision
 from pyss_adapter.core.replay import replay_jobs
 from pyss_adapter.core.start_estimate import simulated_waits
 from pyss_adapter.core.stats import all_jobs_view, pyss_selection
@@ -52,7 +53,7 @@ def test_pyss_mode_reproduces_the_pyss_reference_figures(shared_traces: Path, na
 
 def _max_procs_in_use(result) -> int:  # noqa: ANN001
     times = np.concatenate([result.end_s, result.start_s])
-    delta = np.concatenate([-result.jobs.n_procs, result.jobs.n_procs])
+    delta = np.concatenate([-result.n_procs, result.n_procs])
     order = np.lexsort((delta, times))  # at equal times, ends (negative) first
     return int(np.cumsum(delta[order]).max())
 
@@ -144,3 +145,68 @@ def test_simulated_waits_on_a_slice_are_finite_and_not_negative(shared_traces: P
     assert np.isfinite(waits).all()
     assert (waits >= 0).all()
     assert (waits > 0).mean() > 0.1
+
+
+class _Listener:
+    """Decides nothing; counts what the engine tells it."""
+
+    def __init__(self) -> None:
+        self.counts = {"submit": 0, "start": 0, "finish": 0}
+
+    def on_submit(self, engine: Engine, j: int, now: float) -> None:
+        self.counts["submit"] += 1
+
+    def on_start(self, engine: Engine, j: int, now: float) -> None:
+        self.counts["start"] += 1
+
+    def on_finish(self, engine: Engine, j: int, now: float) -> None:
+        self.counts["finish"] += 1
+
+
+@pytest.mark.parametrize("scheduler", ["easy", "fcfs"])
+@pytest.mark.parametrize("mode", ["pyss", "default"])
+def test_a_policy_that_decides_nothing_gives_the_same_schedule(
+    shared_traces: Path, mode: str, scheduler: str
+) -> None:
+    name = "SDSC-SP2-1998-4.2-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = sim_jobs(trace.jobs, 128, mode)
+    listener = _Listener()
+    plain = replay_jobs(jobs, scheduler)
+    hooked = replay_jobs(jobs, scheduler, policy=listener)
+    assert np.array_equal(plain.start_s, hooked.start_s)
+    assert np.array_equal(plain.finish_order, hooked.finish_order)
+    assert listener.counts == {"submit": len(jobs), "start": len(jobs), "finish": len(jobs)}
+
+
+class _HalveAndHold:
+    """Molds every job wider than 8 to half its size (twice the runtime) and holds
+    every 10th job for an hour: enough churn to check the invariants."""
+
+    def on_submit(self, engine: Engine, j: int, now: float) -> SubmitDecision | None:
+        p = engine.procs[j]
+        release = now + 3600 if j % 10 == 0 else None
+        if p > 8:
+            return SubmitDecision(
+                procs=p // 2,
+                estimate_s=2 * engine.requested[j],
+                runtime_s=2 * engine.runtime[j],
+                release_at=release,
+            )
+        return None if release is None else SubmitDecision(release_at=release)
+
+
+def test_molded_and_held_jobs_respect_the_machine_and_their_release(shared_traces: Path) -> None:
+    name = "KTH-SP2-1996-2.1-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = sim_jobs(trace.jobs, 100, "pyss")
+    result = replay_jobs(jobs, "easy", policy=_HalveAndHold())
+    wide = jobs.n_procs > 8
+    assert np.array_equal(result.n_procs[wide], jobs.n_procs[wide] // 2)
+    assert np.array_equal(result.end_s - result.start_s, result.runtime_s)
+    assert np.array_equal(result.runtime_s[wide], 2 * jobs.runtime_s[wide])
+    assert _max_procs_in_use(result) <= 100
+    assert (result.start_s >= result.release_s).all()
+    held = np.arange(len(jobs)) % 10 == 0
+    assert np.array_equal(result.delay_s[held], np.full(held.sum(), 3600.0))
+    assert (result.wait_s[held] >= 3600).all()
