@@ -35,14 +35,15 @@ class MoldingSetup:
     jobs : SimJobs (row j = job j, by arrival). requests : RequestBatch aligned with ``jobs``
     (the log's user, group, queue, ...; processors and requested time as the engine has
     them). frame : the log's rows aligned with ``jobs``. n_warmup : warm-up arrivals.
-    max_limit_s : ``maxLimit`` (header MaxRuntime, else the largest requested time).
+    max_limit_s : ``maxLimit``, the header's MaxRuntime; None: the policy uses the largest
+    requested time among the arrivals so far.
     """
 
     jobs: SimJobs
     requests: RequestBatch
     frame: pd.DataFrame
     n_warmup: int
-    max_limit_s: float
+    max_limit_s: float | None
 
 
 @dataclass
@@ -53,6 +54,7 @@ class StrategyRun:
     outcome: RunOutcome
     figures: dict[str, Any]
     seconds: float
+    cpu_seconds: float = 0.0
     predictions: int = 0
     decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
 
@@ -101,7 +103,7 @@ def prepare(
         req_time_s=jobs.estimate_s.astype(float),
         submit_s=jobs.submit_s.astype(float),
     )
-    limit = float(max_runtime_s) if max_runtime_s else float(jobs.estimate_s.max())
+    limit = float(max_runtime_s) if max_runtime_s else None
     n_warmup = int(round(tune_fraction * len(jobs)))
     return MoldingSetup(jobs, requests, rows, n_warmup, limit)
 
@@ -129,7 +131,7 @@ def run_strategy(
     progress: Callable[[float], None] | None = None,
 ) -> StrategyRun:
     """Replay once under ``params.strategy``."""
-    began = time.perf_counter()
+    began, began_cpu = time.perf_counter(), time.process_time()
     policy = None
     if params.strategy != "baseline":
         policy = MoldingPolicy(
@@ -142,6 +144,7 @@ def run_strategy(
         outcome=outcome,
         figures=summarise(outcome),
         seconds=time.perf_counter() - began,
+        cpu_seconds=time.process_time() - began_cpu,
         predictions=0 if policy is None else policy.predictions,
         decisions={} if policy is None else policy.decisions,
     )
@@ -179,8 +182,11 @@ def report(runs: dict[str, StrategyRun], params: MoldingParams, extra: dict[str,
         out[name] = {
             **run.figures,
             "seconds": round(run.seconds, 2),
+            "cpu_seconds": round(run.cpu_seconds, 2),
             "predictions": run.predictions,
-            "predictions_per_s": round(run.predictions / run.seconds, 1) if run.seconds else None,
+            "predictions_per_cpu_s": (
+                round(run.predictions / run.cpu_seconds, 1) if run.cpu_seconds else None
+            ),
         }
     settings = {k: v for k, v in asdict(params).items() if k != "strategy"}
     out["params"] = {**settings, **extra}

@@ -93,7 +93,9 @@ class MoldingPolicy:
     requests : RequestBatch aligned with the engine's jobs (row j = job j): the log's user,
         group, queue, ... of each job.
     n_warmup : arrivals submitted unchanged before the first decision.
-    max_limit_s : the machine's runtime limit (``maxLimit``).
+    max_limit_s : the machine's runtime limit (``maxLimit``, the header's MaxRuntime); None:
+        the largest requested time among the arrivals so far (a limit learnt without reading
+        later arrivals).
     """
 
     def __init__(
@@ -102,13 +104,14 @@ class MoldingPolicy:
         params: MoldingParams,
         requests: RequestBatch,
         n_warmup: int,
-        max_limit_s: float,
+        max_limit_s: float | None,
     ) -> None:
         self.predictor = predictor
         self.params = params
         self.requests = requests
         self.n_warmup = int(n_warmup)
-        self.max_limit_s = float(max_limit_s)
+        self.declared_limit_s = float(max_limit_s) if max_limit_s else None
+        self.max_limit_s = self.declared_limit_s or 0.0
         self.rng = np.random.default_rng(params.seed)
         self.history = UserSizeHistory()
         self.hold = HoldQueue()
@@ -121,6 +124,8 @@ class MoldingPolicy:
     # -- engine notifications -------------------------------------------------------------
     def on_submit(self, engine: Any, j: int, now: float) -> SubmitDecision | None:
         user, procs = int(self.requests.user[j]), int(engine.procs[j])
+        if self.declared_limit_s is None:
+            self.max_limit_s = max(self.max_limit_s, float(engine.jobs.estimate_s[j]))
         if j < self.n_warmup or self.params.strategy == "baseline":
             self.history.submitted(user, procs, float(engine.requested[j]))
             return None
