@@ -12,7 +12,8 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import path
 
 from predictor import pages_runs, services_runtime, services_wait
@@ -212,4 +213,13 @@ def accuracy(trace: Trace) -> dict[str, Any]:
     return out
 
 
-urlpatterns = [path("predict/", predict, name="predict"), *pages_runs.urlpatterns]
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page says; answer with ours."""
+    return redirect(static("img/favicon.svg"), permanent=True)
+
+
+urlpatterns = [
+    path("predict/", predict, name="predict"),
+    path("favicon.ico", favicon),
+    *pages_runs.urlpatterns,
+]

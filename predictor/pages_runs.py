@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import path
+from django.urls import path, reverse
 
 from predictor.core.runtime.evaluate import METHODS as RUNTIME_METHODS
 from predictor.core.wait.metrics import WAIT_CLASS_LABELS
@@ -51,6 +51,10 @@ def runs(request: HttpRequest) -> HttpResponse:
         "wait_methods": WAIT_METHODS,
         "runtime_methods": RUNTIME_METHODS,
         "molding_api": molding_api_available(),
+        "next_urls": {
+            k: reverse(name, args=[0]).replace("/0/", "/{id}/")
+            for k, name in (("evaluation", "evaluation-page"), ("replay", "replay-page"))
+        },
         "schedulers": list(SCHEDULERS),
         "estimate_names": ESTIMATE_NAMES,
     }
@@ -59,7 +63,7 @@ def runs(request: HttpRequest) -> HttpResponse:
 
 def molding_api_available() -> bool:
     """True once the molding engineer's run API is registered on the router."""
-    from django.urls import NoReverseMatch, reverse
+    from django.urls import NoReverseMatch
 
     try:
         reverse("trace-molding-list", kwargs={"trace_pk": 0})

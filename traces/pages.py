@@ -6,6 +6,8 @@ refresh themselves until the ingest is over.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -15,9 +17,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from queuecast import charts, humanize
 from queuecast.errors import QueuecastError
 from queuecast.longrun import Status
 from traces import services
+from traces.core.dashboard import dashboard
 from traces.models import Trace
 from traces.permissions import can_change
 from traces.views import SwfRenderer, TraceViewSet
@@ -39,6 +43,7 @@ def trace_list(request: HttpRequest, form: UploadForm | None = None) -> HttpResp
     traces = Trace.objects.select_related("owner").order_by("-created_at")
     busy = traces.filter(status__in=BUSY).exists()
     context = {
+        "nav": "traces",
         "traces": traces,
         "form": form or UploadForm(),
         "refresh_s": REFRESH_S if busy else None,
@@ -69,12 +74,56 @@ def trace_upload(request: HttpRequest) -> HttpResponse:
 def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_object_or_404(Trace.objects.select_related("owner"), pk=pk)
     context = {
+        "nav": "traces",
         "trace": trace,
         "report": trace.ingest_report or {},
         "can_change": can_change(request.user, trace),
         "refresh_s": REFRESH_S if trace.status in BUSY else None,
+        "charts": dashboard_charts(trace) if trace.status == Status.DONE else {},
     }
     return render(request, "traces/detail.html", context)
+
+
+def dashboard_charts(trace: Trace) -> dict[str, Any]:
+    """The trace dashboard's four charts (``traces.core.dashboard``), humanised labels."""
+    board = dashboard(services.jobs_frame(trace), trace.machine_procs)
+    if not board["jobs"]:
+        return {}
+    days = [round(float(d), 3) for d in board["bin_days"]]
+    per = humanize.duration(board["bin_s"])
+    sizes, wait = board["sizes"], board["wait"]
+    return {
+        "bin": per,
+        "jobs": charts.bar(
+            [f"{d:.2f}".rstrip("0").rstrip(".") for d in days],
+            {f"jobs per {per}": board["jobs_per_bin"].tolist()},
+            x_title="days since the first submission",
+            y_title="jobs",
+        ),
+        "load": charts.line(
+            days,
+            {"offered load": board["load"].round(4).tolist()},
+            x_title="days since the first submission",
+            y_title="work submitted / machine capacity",
+            y_format="percent",
+        ),
+        "wait": charts.bar(
+            list(wait["labels"]),
+            {"jobs": wait["jobs"].tolist()},
+            x_title="wait in the log",
+            y_title="jobs",
+        ),
+        "sizes": charts.bar(
+            list(sizes["labels"]),
+            {
+                "share of jobs": sizes["job_share"].round(4).tolist(),
+                "share of CPU-hours": sizes["cpu_hour_share"].round(4).tolist(),
+            },
+            x_title="processors",
+            y_format="percent",
+        ),
+        "wait_known": wait["known"],
+    }
 
 
 @login_required

@@ -179,7 +179,7 @@
           if (button) button.disabled = false;
           return;
         }
-        var next = form.getAttribute("data-next-url").replace("0000", String(answer.body.id));
+        var next = form.getAttribute("data-next-url").replace("{id}", String(answer.body.id));
         window.location.assign(next);
       }).catch(function (err) {
         done = true;
@@ -226,6 +226,11 @@
     document.querySelectorAll("[data-poll-url]").forEach(pollRun);
     document.querySelectorAll("form[data-api-url]").forEach(startRunForm);
     document.querySelectorAll("button[data-api-post]").forEach(actionButton);
+    document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        if (!window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
+      });
+    });
     document.querySelectorAll("[data-duration-s]").forEach(function (el) {
       el.textContent = duration(Number(el.getAttribute("data-duration-s")));
     });

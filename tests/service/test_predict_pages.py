@@ -189,3 +189,12 @@ def test_runs_page_offers_both_starts_through_the_api(browser, trace) -> None:
     page = browser.get("/runs/").content.decode()
     assert 'data-api-url="/api/traces/{trace}/evaluations/"' in page
     assert 'data-api-url="/api/traces/{trace}/replays/"' in page
+
+
+def test_trace_page_shows_the_dashboard_charts(browser, trace) -> None:
+    page = browser.get(f"/traces/{trace.pk}/").content.decode()
+    jobs = chart_spec(page, "spec-jobs")["data"]["datasets"][0]["data"]
+    assert sum(jobs) == trace.job_count
+    sizes = chart_spec(page, "spec-sizes")
+    assert sum(sizes["data"]["datasets"][0]["data"]) == pytest.approx(1.0, abs=1e-3)
+    assert "Predict a job on this trace" in page
