@@ -124,3 +124,62 @@ def summarise(o: RunOutcome) -> dict[str, Any]:
         label: _figures(o, ev & (classes == k)) for k, label in enumerate(cpu_hour_class_labels())
     }
     return out
+
+
+WINDOW_S = 3.5 * 86400.0
+
+
+def load_window(o: RunOutcome, width_s: float = WINDOW_S, bin_s: float = LOAD_BIN_S) -> float:
+    """Start of the ``width_s`` window (on 12-hour steps inside the evaluated part) where the
+    load of ``o`` swings most (largest standard deviation of its 30-minute loads), like the
+    seed's Figure 10 window with its day and night; the first evaluated arrival if the part
+    is shorter than the window."""
+    t0 = float(o.arrival_s[o.evaluated].min())
+    t1 = float(o.arrival_s[o.evaluated].max())
+    if t1 - t0 <= width_s:
+        return t0
+    series = load_series(o, t0, t1, bin_s)
+    per_window, step = int(width_s // bin_s), int(43200 // bin_s)
+    starts = np.arange(0, series.size - per_window + 1, step)
+    spread = [float(series[s : s + per_window].std()) for s in starts]
+    return t0 + float(starts[int(np.argmax(spread))]) * bin_s
+
+
+def size_histogram(procs: np.ndarray, machine_procs: int) -> tuple[list[int], list[int]]:
+    """Counts of jobs per request-size bin ``[2^k, 2^(k+1))``; returns (bin lower edges, counts)."""
+    top = int(np.floor(np.log2(max(machine_procs, 1)))) + 1
+    edges = 2 ** np.arange(top + 1)
+    counts, _ = np.histogram(np.asarray(procs), bins=edges)
+    return edges[:-1].tolist(), counts.astype(int).tolist()
+
+
+def plot_data(outcomes: dict[str, RunOutcome]) -> dict[str, Any]:
+    """What the three plots draw, JSON-ready (stored with a run, so images are drawn later).
+
+    ``load``: 30-minute loads of every strategy over one 3.5-day window; ``sizes``: the
+    evaluated jobs' request sizes, original and as run per strategy.
+    """
+    if not outcomes:
+        return {}
+    ref = outcomes.get("baseline") or next(iter(outcomes.values()))
+    t0 = load_window(ref)
+    t1 = t0 + WINDOW_S
+    edges, original = size_histogram(ref.original_procs[ref.evaluated], ref.machine_procs)
+    return {
+        "load": {
+            "t0_s": t0,
+            "bin_s": LOAD_BIN_S,
+            "series": {
+                name: np.round(load_series(o, t0, t1), 4).tolist() for name, o in outcomes.items()
+            },
+        },
+        "sizes": {
+            "edges": edges,
+            "original": original,
+            "as_run": {
+                name: size_histogram(o.procs[o.evaluated], o.machine_procs)[1]
+                for name, o in outcomes.items()
+                if name != "baseline"
+            },
+        },
+    }

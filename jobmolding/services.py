@@ -1,0 +1,153 @@
+"""Glue between the molding core, the database, the API and the command."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from jobmolding.core.evaluate import evaluate, parse_strategies, prepare, report
+from jobmolding.core.metrics import plot_data
+from jobmolding.core.policy import STRATEGIES, MoldingParams
+from jobmolding.core.replay_predictor import SimStatePredictor
+from jobmolding.core.runtime_models import RUNTIME_MODELS
+from jobmolding.models import MoldingRun
+from jobmolding.plots import PLOTS, plot_png
+from queuecast.errors import ConflictError, InvalidInput, NotFoundError
+from queuecast.longrun import Claim, Status, enqueue, execute
+from traces.core.swf import SwfTrace
+from traces.models import Trace
+from traces.services import swf_trace_for
+
+PREDICTOR = "replay-native: simulated-queue projection (wait) + seed rangeSet (runtime)"
+
+
+@dataclass(frozen=True)
+class MoldingSettings:
+    """What a molding evaluation runs; checked once for the command, the API and the task."""
+
+    strategies: tuple[str, ...] = STRATEGIES
+    runtime_model: str = "paper"
+    seed: int = 0
+    tune_fraction: float = 0.2
+    sigma: float = 1.0
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "strategies", tuple(parse_strategies(self.strategies)))
+        except ValueError as exc:
+            raise InvalidInput(str(exc), field="strategies") from exc
+        if self.runtime_model not in RUNTIME_MODELS:
+            raise InvalidInput(
+                f"runtime_model must be one of {', '.join(RUNTIME_MODELS)}; "
+                f"got {self.runtime_model!r}",
+                field="runtime_model",
+            )
+        if not (math.isfinite(self.tune_fraction) and 0.0 < self.tune_fraction < 1.0):
+            raise InvalidInput(
+                f"tune_fraction must be in (0, 1); got {self.tune_fraction}",
+                field="tune_fraction",
+            )
+        if not (math.isfinite(self.sigma) and self.sigma > 0):
+            raise InvalidInput(f"sigma must be > 0; got {self.sigma}", field="sigma")
+
+    def params(self) -> MoldingParams:
+        return MoldingParams(runtime_model=self.runtime_model, sigma=self.sigma, seed=self.seed)
+
+
+def evaluate_swf(
+    swf: SwfTrace, settings: MoldingSettings, progress: Callable[[float], None] | None = None
+) -> dict[str, Any]:
+    """Replay ``swf`` under every strategy; the command's JSON plus ``plot_data``."""
+    if not swf.machine_procs:
+        raise InvalidInput("the trace gives no machine size (MaxProcs)", field="trace")
+    try:
+        setup = prepare(swf.jobs, swf.machine_procs, settings.tune_fraction, swf.header.max_runtime)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), field="trace") from exc
+
+    def make_predictor(s: Any) -> SimStatePredictor:
+        return SimStatePredictor(s.requests, s.jobs.machine_procs, float(s.jobs.submit_s[0]))
+
+    runs = evaluate(setup, settings.strategies, settings.params(), make_predictor, progress)
+    extra = {
+        "trace": swf.name,
+        "jobs": len(setup.jobs),
+        "warmup_jobs": setup.n_warmup,
+        "tune_fraction": settings.tune_fraction,
+        "machine_procs": int(setup.jobs.machine_procs),
+        "max_limit_s": setup.max_limit_s,
+        "predictor": PREDICTOR,
+        "scheduler": "easy, requested times as estimates",
+    }
+    out = report(runs, settings.params(), extra)
+    out["plot_data"] = plot_data({name: run.outcome for name, run in runs.items()})
+    return out
+
+
+def public_result(result: dict[str, Any]) -> dict[str, Any]:
+    """The result without the plot data (what the command writes as JSON)."""
+    return {k: v for k, v in result.items() if k != "plot_data"}
+
+
+def store_finished(
+    settings: MoldingSettings, result: dict[str, Any], trace: Trace | None, swf_path: str
+) -> MoldingRun:
+    """A done run row written in one transaction (the command stores only whole results)."""
+    with transaction.atomic():
+        run = MoldingRun.objects.create(
+            trace=trace, swf_path=swf_path, status=Status.DONE, progress=1.0, result=result,
+            **_fields(settings),
+        )  # fmt: skip
+    return run
+
+
+def _fields(settings: MoldingSettings) -> dict[str, Any]:
+    return {
+        "strategies": list(settings.strategies),
+        "runtime_model": settings.runtime_model,
+        "seed": settings.seed,
+        "tune_fraction": settings.tune_fraction,
+        "sigma": settings.sigma,
+    }
+
+
+def new_molding_run(trace: Trace, owner: Any, settings: MoldingSettings) -> MoldingRun:
+    """A pending run of a done trace, its task sent on commit."""
+    if trace.status != Status.DONE:
+        raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces replay")
+    with transaction.atomic():
+        run = MoldingRun.objects.create(trace=trace, owner=owner, **_fields(settings))
+        enqueue(run, "jobmolding.tasks.run_molding")
+    return run
+
+
+def run_pending_molding(run_id: int) -> str:
+    """The task's body: claim, evaluate and store one run (``queuecast.longrun.execute``)."""
+    return execute(MoldingRun, run_id, _run_claimed)
+
+
+def settings_of(run: MoldingRun) -> MoldingSettings:
+    return MoldingSettings(
+        tuple(run.strategies), run.runtime_model, run.seed, run.tune_fraction, run.sigma
+    )
+
+
+def _run_claimed(claim: Claim) -> dict[str, Any]:
+    run = MoldingRun.objects.select_related("trace").get(pk=claim.pk)
+    swf = swf_trace_for(run.trace)
+    claim.progress(0.05)
+    result = evaluate_swf(swf, settings_of(run), lambda f: claim.progress(0.05 + 0.9 * f))
+    return {"result": result}
+
+
+def plot_of(run: MoldingRun, name: str) -> bytes:
+    """The PNG ``name`` of a done run."""
+    if name not in PLOTS:
+        raise NotFoundError(f"unknown plot {name!r}; plots are {', '.join(PLOTS)}", field="name")
+    if run.status != Status.DONE or "plot_data" not in (run.result or {}):
+        raise ConflictError(f"molding run {run.pk} is {run.status}: no plots yet")
+    return plot_png(run.result, name)

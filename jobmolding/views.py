@@ -1,0 +1,59 @@
+"""Molding API: start a run on a trace (202), list and read your own, fetch its plots."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from jobmolding import services
+from jobmolding.models import MoldingRun
+from jobmolding.serializers import MoldingRequestSerializer, MoldingRunSerializer
+from traces.models import Trace
+
+
+class MoldingRunViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Molding runs: your own (staff: all)."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = MoldingRunSerializer
+
+    def get_queryset(self) -> QuerySet[MoldingRun]:
+        runs = MoldingRun.objects.select_related("owner", "trace")
+        if not self.request.user.is_staff:
+            runs = runs.filter(owner=self.request.user)
+        return runs
+
+    @extend_schema(responses={(200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY)})
+    @action(detail=True, methods=["get"], url_path=r"plots/(?P<name>[a-z_]+)", url_name="plot")
+    def plot(self, request: Request, pk: str, name: str) -> HttpResponse:
+        """One PNG plot of a done run: ``load``, ``response_by_class`` or ``sizes``."""
+        png = services.plot_of(self.get_object(), name)
+        return HttpResponse(png, content_type="image/png")
+
+
+class TraceMoldingViewSet(viewsets.ViewSet):
+    """Start a molding evaluation of a stored trace; answers 202 with the run's URL."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=MoldingRequestSerializer, responses={202: MoldingRunSerializer})
+    def create(self, request: Request, trace_pk: str) -> Response:
+        trace = get_object_or_404(Trace, pk=trace_pk)
+        form = MoldingRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        run = services.new_molding_run(trace, request.user, form.settings())
+        body = MoldingRunSerializer(run, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
