@@ -1,0 +1,1 @@
+"""The live-site service layer: backends, sites, jobs and the hold queue, sweep, imports."""

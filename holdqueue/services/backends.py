@@ -1,0 +1,165 @@
+"""A site's backend object, its clock, and its live queue as the predictor's snapshot.
+
+The site clock: seconds since ``Site.epoch`` (history rows and snapshots use it); the
+backends speak Unix timestamps.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import lru_cache
+
+import numpy as np
+from django.utils import timezone
+
+from holdqueue.core.backends.base import (
+    RUNNING,
+    Backend,
+    BackendJob,
+    BackendUnavailable,
+    make_backend,
+)
+from holdqueue.core.backends.simulated import Background, SimSubmission
+from holdqueue.models import SimulatedSubmission, Site
+from holdqueue.services.errors import BackendDown
+from predictor.core.state.request import JobRequest
+from predictor.core.state.snapshot import LiveJob
+
+SLURM_KEYS = ("slurm_conf", "timeout_s", "workdir", "submit_as_owner", "accounting")
+SIMULATED_KEYS = ("speed", "runtime_fraction")
+
+
+class DatabaseStore:
+    """The simulated cluster's submissions, as rows (a SubmissionStore)."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+
+    def add(self, submission: SimSubmission) -> SimSubmission:
+        row = SimulatedSubmission.objects.create(
+            site=self.site,
+            tag=submission.tag,
+            name=submission.name,
+            user=submission.user,
+            procs=submission.procs,
+            time_limit_s=submission.time_limit_s,
+            runtime_s=submission.runtime_s,
+            submit_ts=submission.submit_ts,
+        )
+        return _sub(row)
+
+    def since(self, ts: float) -> list[SimSubmission]:
+        rows = SimulatedSubmission.objects.filter(site=self.site, submit_ts__gte=ts)
+        return [_sub(r) for r in rows.order_by("submit_ts", "id")]
+
+    def cancel(self, backend_id: str, ts: float) -> None:
+        pk = int(backend_id.lstrip("q"))
+        SimulatedSubmission.objects.filter(site=self.site, pk=pk, cancel_ts=None).update(
+            cancel_ts=ts
+        )
+
+
+def _sub(row: SimulatedSubmission) -> SimSubmission:
+    return SimSubmission(
+        backend_id=f"q{row.pk}",
+        tag=row.tag,
+        name=row.name,
+        user=row.user,
+        procs=row.procs,
+        time_limit_s=row.time_limit_s,
+        runtime_s=row.runtime_s,
+        submit_ts=row.submit_ts,
+        cancel_ts=row.cancel_ts,
+    )
+
+
+@lru_cache(maxsize=8)
+def _background(trace_id: int) -> Background:
+    from traces.services.queries import jobs_frame
+
+    jobs = jobs_frame(trace_id)
+    jobs = jobs[(jobs["run_time"] >= 0) & (jobs["submit_time"] >= 0)]
+    if jobs.empty:
+        raise BackendUnavailable(f"trace {trace_id} has no jobs with a runtime to replay")
+    procs = np.where(jobs["allocated_procs"] > 0, jobs["allocated_procs"], jobs["requested_procs"])
+    run = jobs["run_time"].to_numpy(float)
+    req = jobs["requested_time"].to_numpy(float)
+    return Background(
+        submit_s=jobs["submit_time"].to_numpy(float),
+        runtime_s=run,
+        estimate_s=np.where(req > 0, req, np.maximum(run, 1.0)),
+        procs=np.maximum(np.asarray(procs, dtype=np.int64), 1),
+        user=jobs["user_id"].to_numpy(np.int64),
+    )
+
+
+def backend_for(site: Site) -> Backend:
+    """The backend object of ``site`` (cheap to build; build one per call)."""
+    config = site.config or {}
+    if site.backend == "slurm":
+        options = {k: config[k] for k in SLURM_KEYS if k in config}
+        return make_backend("slurm", partition=site.partition, **options)
+    if site.trace_id is None:
+        raise BackendDown(f"simulated site {site.name} has no trace to replay", site=site.name)
+    options = {k: float(config[k]) for k in SIMULATED_KEYS if k in config}
+    return make_backend(
+        "simulated",
+        background=_background(site.trace_id),
+        machine_procs=site.machine_procs,
+        epoch_ts=site.epoch.timestamp(),
+        store=DatabaseStore(site),
+        **options,
+    )
+
+
+def site_seconds(site: Site, when: dt.datetime | float) -> float:
+    """``when`` (a datetime or a Unix timestamp) in seconds since the site's epoch."""
+    ts = when.timestamp() if isinstance(when, dt.datetime) else float(when)
+    return ts - site.epoch.timestamp()
+
+
+def site_datetime(site: Site, seconds: float) -> dt.datetime:
+    return site.epoch + dt.timedelta(seconds=float(seconds))
+
+
+def now() -> dt.datetime:
+    return timezone.now()
+
+
+def active_jobs(site: Site) -> list[BackendJob]:
+    """The site's waiting and running jobs now, or :class:`BackendDown` with the reason."""
+    try:
+        return backend_for(site).active()
+    except BackendUnavailable as exc:
+        raise BackendDown(f"site {site.name}: {exc}", site=site.name) from exc
+
+
+def user_number(name: str) -> int:
+    """A stable non-negative integer for a user name (SWF user ids are integers)."""
+    import zlib
+
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF if name else -1
+
+
+def live_jobs(site: Site, jobs: list[BackendJob]) -> list[LiveJob]:
+    """Backend jobs as the predictor's :class:`LiveJob` (site seconds)."""
+    out = []
+    for k, j in enumerate(jobs):
+        request = JobRequest(
+            user=user_number(j.user),
+            procs=max(int(j.procs), 1),
+            req_time_s=j.time_limit_s if np.isfinite(j.time_limit_s) else 0.0,
+            submit_s=site_seconds(site, j.submit_ts),
+            job_id=_job_number(j.backend_id, k),
+        )
+        if j.state == RUNNING:
+            start = site_seconds(site, j.start_ts) if j.start_ts else None
+            out.append(LiveJob(request, "running", start_s=start, elapsed_s=0.0))
+        else:
+            out.append(LiveJob(request, "waiting"))
+    return out
+
+
+def _job_number(backend_id: str, k: int) -> int:
+    digits = "".join(c for c in backend_id if c.isdigit())
+    return int(digits[-15:]) if digits else k

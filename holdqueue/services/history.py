@@ -1,0 +1,106 @@
+"""A site's finished-job history: stored rows, SWF frames for the predictor, and sync from
+the batch system (what it reports as finished is upserted by backend id, so a sync repeated
+over the same window changes nothing)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+
+from holdqueue.core.backends.base import BackendJob
+from holdqueue.models import SiteHistory, SiteJob
+from holdqueue.services.backends import site_seconds, user_number
+from traces.core.swf import INT_FIELDS, SWF_FIELDS
+
+SYNC_OVERLAP_S = 300.0  # re-read a little before the last sync: accounting lags the controller
+SLURM_STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "CANCELLED": 5}
+
+
+def history_frame(site) -> pd.DataFrame:  # noqa: ANN001 - Site
+    """The site's finished jobs with the SWF columns, by submit time (the predictor's input)."""
+    rows = list(
+        SiteHistory.objects.filter(site=site)
+        .order_by("submit_s", "id")
+        .values_list("submit_s", "wait_s", "run_s", "procs", "req_time_s", "status", "user")
+    )
+    n = len(rows)
+    cols = {f: np.full(n, -1, dtype=np.int64) for f in SWF_FIELDS}
+    if n:
+        submit, wait, run, procs, req, status, users = (
+            np.array(c) for c in zip(*rows, strict=True)
+        )
+        cols.update(
+            job_id=np.arange(1, n + 1),
+            submit_time=submit.astype(float),
+            wait_time=wait.astype(float),
+            run_time=run.astype(float),
+            allocated_procs=procs.astype(np.int64),
+            requested_procs=procs.astype(np.int64),
+            requested_time=req.astype(float),
+            status=status.astype(np.int64),
+            user_id=np.array([user_number(u) for u in users.tolist()], dtype=np.int64),
+            queue_id=np.zeros(n, dtype=np.int64),
+        )
+    frame = pd.DataFrame(cols)[list(SWF_FIELDS)]
+    for f in SWF_FIELDS:
+        if f not in INT_FIELDS:
+            frame[f] = frame[f].astype(float)
+    return frame
+
+
+def history_rows(site, jobs: list[BackendJob]) -> list[SiteHistory]:  # noqa: ANN001
+    out = []
+    for j in jobs:
+        if j.start_ts is None or j.end_ts is None:
+            continue  # cancelled while waiting: it never ran, nothing to learn
+        submit = site_seconds(site, j.submit_ts)
+        out.append(
+            SiteHistory(
+                site=site,
+                job_key=j.backend_id,
+                user=j.user[:100],
+                submit_s=submit,
+                wait_s=max(j.start_ts - j.submit_ts, 0.0),
+                run_s=max(j.end_ts - j.start_ts, 0.0),
+                procs=j.procs,
+                req_time_s=j.time_limit_s if np.isfinite(j.time_limit_s) else -1.0,
+                status=SLURM_STATUS.get(j.outcome.split(" ")[0], 1),
+            )
+        )
+    return out
+
+
+def record_finished(site, finished: list[BackendJob], until: dt.datetime) -> int:  # noqa: ANN001
+    """Upsert finished jobs into the history, update our jobs' backend states; rows added."""
+    rows = history_rows(site, finished)
+    with transaction.atomic():
+        known = set(
+            SiteHistory.objects.filter(
+                site=site, job_key__in=[r.job_key for r in rows]
+            ).values_list("job_key", flat=True)
+        )
+        fresh = [r for r in rows if r.job_key not in known]
+        SiteHistory.objects.bulk_create(fresh)
+        for j in finished:
+            if j.tag:
+                SiteJob.objects.filter(site=site, tag=j.tag).update(backend_state=j.outcome)
+        type(site).objects.filter(pk=site.pk).update(synced_until=until)
+    return len(fresh)
+
+
+def record_active(site, active: list[BackendJob]) -> None:  # noqa: ANN001
+    """Our submitted jobs' live states (PENDING, RUNNING...) as the backend reports them."""
+    for j in active:
+        if j.tag:
+            SiteJob.objects.filter(site=site, tag=j.tag).exclude(backend_state=j.outcome).update(
+                backend_state=j.outcome
+            )
+
+
+def sync_since(site) -> float:  # noqa: ANN001
+    """Unix time to ask the backend for finished jobs from."""
+    base = site.synced_until or site.epoch
+    return base.timestamp() - SYNC_OVERLAP_S

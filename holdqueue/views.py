@@ -1,0 +1,120 @@
+"""REST API of live sites: sites (staff create), their live queue, predictions, and the jobs
+users submit (molded, maybe held, released into the site's batch system)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from holdqueue.models import Site
+from holdqueue.serializers import (
+    HeldJobSerializer,
+    JobCreateSerializer,
+    LiveStatusSerializer,
+    PredictAnswerSerializer,
+    PredictSerializer,
+    QueueSerializer,
+    SiteCreateSerializer,
+    SiteJobSerializer,
+    SiteSerializer,
+    SiteStatusSerializer,
+)
+from holdqueue.services import jobs as job_services
+from holdqueue.services import live, predict, sites
+
+IDEMPOTENCY = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="A retried POST with the same key returns the first answer (no second job).",
+)
+JOB_ID = OpenApiParameter("jid", OpenApiTypes.INT, OpenApiParameter.PATH)
+
+
+class StaffCreates(BasePermission):
+    message = "Only staff users create sites."
+
+    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+        return request.method in SAFE_METHODS or view.action != "create" or request.user.is_staff
+
+
+class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = Site.objects.all()
+    serializer_class = SiteSerializer
+    permission_classes = [IsAuthenticated, StaffCreates]
+
+    @extend_schema(request=SiteCreateSerializer, responses={201: SiteSerializer})
+    def create(self, request: Request) -> Response:
+        data = SiteCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        site = sites.create_site(data.validated_data, request.user)
+        return Response(SiteSerializer(site).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: SiteStatusSerializer, 503: OpenApiTypes.OBJECT})
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
+        site = self.get_object()
+        status_now = LiveStatusSerializer(live.site_status(site)).data
+        return Response({**SiteSerializer(site).data, **status_now})
+
+    @extend_schema(responses={200: QueueSerializer, 503: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"])
+    def queue(self, request: Request, pk: str | None = None) -> Response:
+        return Response(QueueSerializer(live.queue_body(self.get_object())).data)
+
+    @extend_schema(request=PredictSerializer, responses={200: PredictAnswerSerializer})
+    @action(detail=True, methods=["post"])
+    def predict(self, request: Request, pk: str | None = None) -> Response:
+        query = PredictSerializer(data=request.data)
+        query.is_valid(raise_exception=True)
+        answer = predict.predict_for_query(self.get_object(), request.user, query.validated_data)
+        return Response(PredictAnswerSerializer(answer).data)
+
+    @extend_schema(responses={200: HeldJobSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def holdqueue(self, request: Request, pk: str | None = None) -> Response:
+        held = job_services.hold_queue(self.get_object()).select_related("owner")
+        return Response(HeldJobSerializer(held, many=True, context={"request": request}).data)
+
+    @extend_schema(methods=["GET"], responses={200: SiteJobSerializer(many=True)})
+    @extend_schema(
+        methods=["POST"],
+        request=JobCreateSerializer,
+        parameters=[IDEMPOTENCY],
+        responses={201: SiteJobSerializer, 503: OpenApiTypes.OBJECT},
+    )
+    @action(detail=True, methods=["get", "post"])
+    def jobs(self, request: Request, pk: str | None = None) -> Response:
+        site = self.get_object()
+        if request.method == "GET":
+            page = self.paginate_queryset(job_services.visible_jobs(site, request.user))
+            return self.get_paginated_response(SiteJobSerializer(page, many=True).data)
+        data = JobCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        key = request.headers.get("Idempotency-Key") or None
+        job, created = job_services.submit_job(site, request.user, data.validated_data, key)
+        headers = {} if created else {"Idempotent-Replayed": "true"}
+        return Response(SiteJobSerializer(job).data, status=201, headers=headers)
+
+    @extend_schema(parameters=[JOB_ID], responses={200: SiteJobSerializer})
+    @action(detail=True, methods=["get"], url_path=r"jobs/(?P<jid>[0-9]+)")
+    def job(self, request: Request, pk: str | None = None, jid: str = "") -> Response:
+        job = job_services.get_job(self.get_object(), request.user, int(jid))
+        return Response(SiteJobSerializer(job).data)
+
+    @extend_schema(request=None, parameters=[JOB_ID], responses={200: SiteJobSerializer})
+    @action(detail=True, methods=["post"], url_path=r"jobs/(?P<jid>[0-9]+)/release")
+    def release(self, request: Request, pk: str | None = None, jid: str = "") -> Response:
+        job = job_services.get_job(self.get_object(), request.user, int(jid))
+        return Response(SiteJobSerializer(job_services.release_now(job)).data)
+
+    @extend_schema(request=None, parameters=[JOB_ID], responses={200: SiteJobSerializer})
+    @action(detail=True, methods=["post"], url_path=r"jobs/(?P<jid>[0-9]+)/cancel")
+    def cancel(self, request: Request, pk: str | None = None, jid: str = "") -> Response:
+        job = job_services.get_job(self.get_object(), request.user, int(jid))
+        return Response(SiteJobSerializer(job_services.cancel_job(job)).data)
