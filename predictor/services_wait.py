@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from predictor import services_runtime
 from predictor.core.wait.evaluate import Evaluation, evaluate_trace
 from predictor.core.wait.qbets import QBETS
 from predictor.core.wait.registry import DEFAULT_METHODS, make_methods, parse_methods
@@ -18,7 +19,7 @@ from predictor.fitted_cache import FittedCache
 from predictor.models import EvaluationRun
 from pyss_adapter.core.replay import with_simulated_waits
 from queuecast.errors import ConflictError, InvalidInput
-from queuecast.longrun import Status, enqueue_on_commit
+from queuecast.longrun import Claim, Status, enqueue, execute
 from traces.core.swf import SwfTrace, read_swf
 from traces.models import Trace
 from traces.services import swf_trace_for
@@ -45,6 +46,8 @@ def new_run(
             methods = parse_methods(methods or list(DEFAULT_METHODS))
         except ValueError as exc:
             raise InvalidInput(str(exc), field="methods") from exc
+    else:  # runtime: unknown names are an InvalidInput (400) naming the field, as for wait
+        methods = services_runtime.parse_methods(methods)
     if trace is not None and trace.status != Status.DONE:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces evaluate")
     return EvaluationRun.objects.create(
@@ -58,10 +61,22 @@ def new_run(
 
 
 def start_run(run: EvaluationRun) -> None:
-    """Enqueue the evaluation task once the row is committed."""
-    from predictor.tasks_wait import run_evaluation
+    """Enqueue the evaluation task once the row is committed (by name: no task import)."""
+    enqueue(run, "predictor.tasks_wait.run_evaluation")
 
-    enqueue_on_commit(run_evaluation, run.pk)
+
+def run_pending_evaluation(run_id: int) -> str:
+    """The task's body: claim the run, evaluate it (wait or runtime), end the row."""
+    return execute(EvaluationRun, run_id, _evaluate_claimed)
+
+
+def _evaluate_claimed(claim: Claim) -> None:
+    """Both kinds store their result on the row themselves (``store_result``)."""
+    run = EvaluationRun.objects.get(pk=claim.pk)
+    if run.kind == EvaluationRun.Kind.RUNTIME:
+        services_runtime.run_runtime_evaluation(claim.pk, claim.progress)
+    else:
+        run_wait_evaluation(claim.pk, claim.progress)
 
 
 def load_swf(run: EvaluationRun) -> SwfTrace:

@@ -13,8 +13,7 @@ from pyss_adapter.core.replay import SCHEDULERS, replay_jobs
 from pyss_adapter.core.stats import summarise
 from pyss_adapter.models import Replay
 from queuecast.errors import ConflictError, InvalidInput
-from queuecast.longrun import Status, enqueue_on_commit
-from queuecast.progress import throttled
+from queuecast.longrun import Claim, Status, enqueue, execute
 from traces.core.swf import SwfTrace
 from traces.models import Trace
 from traces.services import swf_trace_for
@@ -90,25 +89,19 @@ def new_replay(trace: Trace, owner: Any, settings: ReplaySettings) -> Replay:
         mode=settings.mode,
         processors=settings.processors,
     )
-    from pyss_adapter.tasks import run_replay
-
-    enqueue_on_commit(run_replay, replay.pk)
+    enqueue(replay, "pyss_adapter.tasks.run_replay")  # by name: no import of the task module
     return replay
 
 
 def run_pending_replay(replay_id: int) -> str:
-    """Claim, run and store one replay; a duplicate delivery finds it claimed and stops."""
-    if not Replay.claim(replay_id):
-        return "skipped"
-    replay = Replay.objects.select_related("trace").get(pk=replay_id)
+    """The task's body: claim, run and store one replay (``queuecast.longrun.execute``)."""
+    return execute(Replay, replay_id, _replay_claimed)
+
+
+def _replay_claimed(claim: Claim) -> dict[str, Any]:
+    replay = Replay.objects.select_related("trace").get(pk=claim.pk)
     settings = ReplaySettings(replay.scheduler, replay.estimates, replay.mode, replay.processors)
-    progress = throttled(lambda f: Replay.set_progress(replay_id, 0.1 + 0.85 * f), step=0.05)
-    try:
-        swf = swf_trace_for(replay.trace)
-        Replay.set_progress(replay_id, 0.1)
-        _, summary = simulate(swf, settings, progress)
-    except Exception as exc:  # the row must say why it failed, whatever the cause
-        Replay.fail(replay_id, f"{type(exc).__name__}: {exc}")
-        return Status.FAILED
-    Replay.finish(replay_id, result=summary)
-    return Status.DONE
+    swf = swf_trace_for(replay.trace)
+    claim.progress(0.1)
+    _, summary = simulate(swf, settings, lambda f: claim.progress(0.1 + 0.85 * f))
+    return {"result": summary}

@@ -41,6 +41,12 @@ class TooLarge(QueuecastError):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
 
+class ServiceUnavailable(QueuecastError):
+    """A dependency (the task queue, the database) is down; retry later."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+
+
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, QueuecastError):
         return Response({"detail": exc.detail, **exc.context}, status=exc.status_code)

@@ -58,6 +58,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "queuecast.reaper.ReaperMiddleware",
 ]
 
 ROOT_URLCONF = "queuecast.urls"
@@ -157,8 +158,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # With acks_late, Redis hands a message to another worker after this many seconds
 # unacknowledged (a killed worker's ingest is retried; claims make a duplicate harmless).
+# Short is safe: a redelivered message finds its row leased by a live worker and stops
+# (queuecast/longrun.py), so only a dead worker's message is run again.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("QUEUECAST_CELERY_VISIBILITY_TIMEOUT", 3600, minimum=60)
+    "visibility_timeout": env_int("QUEUECAST_CELERY_VISIBILITY_TIMEOUT", 300, minimum=60)
+}
+
+# --- long-run lifecycle (queuecast/longrun.py, docs/operations.md) --------------------------
+QUEUECAST_RUN_HEARTBEAT_S = env_int("QUEUECAST_RUN_HEARTBEAT_S", 10, minimum=1)
+QUEUECAST_RUN_STALE_S = env_int("QUEUECAST_RUN_STALE_S", 60, minimum=2)
+QUEUECAST_REAP_INTERVAL_S = env_int("QUEUECAST_REAP_INTERVAL_S", 15, minimum=1)
+QUEUECAST_RUN_TIME_LIMIT_S = env_int("QUEUECAST_RUN_TIME_LIMIT_S", 4 * 3600, minimum=1)
+QUEUECAST_RUN_MEMORY_MB = env_int("QUEUECAST_RUN_MEMORY_MB", 4096, minimum=64)
+if QUEUECAST_RUN_STALE_S <= 2 * QUEUECAST_RUN_HEARTBEAT_S:
+    raise ConfigError("QUEUECAST_RUN_STALE_S must be more than twice QUEUECAST_RUN_HEARTBEAT_S")
+CELERY_BEAT_SCHEDULE = {
+    "reap-runs": {"task": "queuecast.tasks.reap_runs", "schedule": QUEUECAST_REAP_INTERVAL_S}
 }
 if CELERY_BROKER_URL is None:
     CELERY_BROKER_URL = "memory://"

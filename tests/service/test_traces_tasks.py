@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
+from queuecast.heartbeat import worker_id
 from queuecast.longrun import Status
+from queuecast.models import RunLease
 from tests.service.traces_support import SMALL, SMALL_JOBS, make_user
 from traces.models import Job, Trace
 from traces.services import bulkload
@@ -32,7 +37,7 @@ def crash_after_first_rows(monkeypatch) -> None:
     def insert_then_crash(trace_id, jobs, progress=None):
         real(trace_id, jobs.iloc[:5], progress)
         assert Job.objects.filter(trace_id=trace_id).count() == 5  # rows were written...
-        raise MemoryError("worker killed")
+        raise RuntimeError("worker killed")
 
     monkeypatch.setattr(bulkload, "insert_jobs", insert_then_crash)
     monkeypatch.setattr("traces.services.ingest.insert_jobs", insert_then_crash)
@@ -51,14 +56,33 @@ def test_crash_mid_ingest_leaves_no_job_and_a_failed_trace_with_the_reason(
     assert ingest_trace.delay(pending.pk).get() == Status.FAILED
     pending.refresh_from_db()
     assert pending.status == Status.FAILED
-    assert "ingest crashed: MemoryError: worker killed" in pending.error
+    assert "RuntimeError: worker killed" in pending.error
     assert not Job.objects.exists()  # ...and went away with the transaction
 
 
 def test_redelivery_reclaims_a_row_left_running_by_a_killed_worker(pending) -> None:
-    Trace.objects.filter(pk=pending.pk).update(status=Status.RUNNING, progress=0.4)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a worker process that is gone, on this host
+    Trace.objects.filter(pk=pending.pk).update(
+        status=Status.RUNNING, progress=0.4, started_at=timezone.now()
+    )
+    RunLease.objects.create(
+        run_label="traces.trace", run_id=pending.pk, token="t1", worker=worker_id(dead.pid)
+    )
     assert ingest_trace.delay(pending.pk).get() == Status.DONE
     assert Job.objects.filter(trace=pending).count() == SMALL_JOBS
+    assert not RunLease.objects.exists()
+
+
+def test_redelivery_leaves_a_row_whose_worker_is_alive_to_that_worker(pending) -> None:
+    Trace.objects.filter(pk=pending.pk).update(
+        status=Status.RUNNING, progress=0.4, started_at=timezone.now()
+    )
+    RunLease.objects.create(
+        run_label="traces.trace", run_id=pending.pk, token="t1", worker=worker_id()
+    )
+    assert ingest_trace.delay(pending.pk).get() == "skipped"
+    assert Trace.objects.get(pk=pending.pk).status == Status.RUNNING
 
 
 def test_duplicate_delivery_of_a_finished_trace_does_nothing(pending) -> None:

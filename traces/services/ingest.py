@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from queuecast.longrun import Status
+from queuecast.longrun import Claim, Status
 from traces.core.swf import SwfFormatError, SwfTrace, read_swf
 from traces.models import Trace
 from traces.services.bulkload import insert_jobs
@@ -69,15 +69,20 @@ def ingest_swf(
     return trace
 
 
-def ingest_into(trace: Trace, source: Source, *, progress: ProgressFn | None = None) -> Trace:
-    """Fill an existing, claimed (``running``) trace row with the jobs of ``source``."""
-    parsed = parse_source(source, lenient=trace.lenient, progress=_scaled(progress, 0, PARSE_SHARE))
+def ingest_into(trace: Trace, source: Source, claim: Claim) -> Trace:
+    """Fill a claimed (``running``) trace row with the jobs of ``source``.
+
+    The jobs and the ``done`` status commit together; if the claim was lost meanwhile
+    (another worker took the row over) :class:`AlreadyIngested` rolls the jobs back.
+    """
+    parsed = parse_source(
+        source, lenient=trace.lenient, progress=_scaled(claim.progress, 0, PARSE_SHARE)
+    )
     check_job_limit(parsed)
     with transaction.atomic():
-        locked = Trace.objects.select_for_update().get(pk=trace.pk)
-        if locked.status != Status.RUNNING:
-            raise AlreadyIngested(f"trace {trace.pk} is {locked.status}")
-        _store(locked, parsed, _scaled(progress, PARSE_SHARE, 1.0))
+        insert_jobs(trace.pk, parsed.jobs, _scaled(claim.progress, PARSE_SHARE, 0.99))
+        if not claim.finish(**trace_summary(parsed)):
+            raise AlreadyIngested(f"trace {trace.pk} was taken over by another worker")
     trace.refresh_from_db()
     return trace
 

@@ -9,14 +9,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
-from django.utils import timezone
+from django.db import IntegrityError, transaction
 
-from queuecast.errors import QueuecastError
-from queuecast.longrun import Status, enqueue_on_commit
-from queuecast.progress import throttled
+from queuecast.longrun import Claim, Status, enqueue, execute
 from traces.models import Trace
-from traces.services.errors import TraceTooLarge
+from traces.services.errors import TraceFormatError, TraceNameTaken, TraceTooLarge
 from traces.services.ingest import (
     AlreadyIngested,
     check_name_free,
@@ -26,6 +23,7 @@ from traces.services.ingest import (
 
 logger = logging.getLogger(__name__)
 MULTIPART_SLACK = 64 * 1024  # form fields and boundaries around the file
+INGEST_TASK = "traces.tasks.ingest_trace"  # by name: services never import task modules
 
 
 def default_name(filename: str) -> str:
@@ -54,7 +52,12 @@ def accept_upload(
     description: str = "",
     lenient: bool = False,
 ) -> Trace:
-    """Save ``upload``, create its ``pending`` trace and enqueue the ingest on commit."""
+    """Save ``upload``, create its ``pending`` trace and enqueue the ingest on commit.
+
+    Two uploads racing for one name: the loser gets :class:`TraceNameTaken` (409). If the
+    task queue is down the row and the file are removed again (the name is free) and
+    ``QueueUnavailable`` (503) is raised.
+    """
     if upload.size > settings.QUEUECAST_MAX_UPLOAD_BYTES:
         raise _too_large(upload.size)
     name = name or default_name(upload.name or "")
@@ -63,76 +66,58 @@ def accept_upload(
     upload_dir = Path(settings.QUEUECAST_UPLOAD_DIR)
     upload_dir.mkdir(parents=True, exist_ok=True)
     with transaction.atomic():
-        trace = Trace.objects.create(
-            name=name,
-            owner=owner,
-            description=description,
-            lenient=lenient,
-            source=f"upload:{upload.name}"[:500],
-            status=Status.PENDING,
-        )
+        trace = _create_pending(name, owner, description, lenient, upload.name or "")
         path = upload_dir / f"trace-{trace.pk}-{_safe(upload.name or 'upload.swf')}"
         _save(upload, path)
         Trace.objects.filter(pk=trace.pk).update(upload_path=str(path))
-        from traces.tasks import ingest_trace  # the task module imports this one
-
-        enqueue_on_commit(ingest_trace, trace.pk)
+        enqueue(trace, INGEST_TASK, on_failure=lambda _why: _forget(trace.pk, path))
     trace.refresh_from_db()
     return trace
 
 
-def run_pending_ingest(trace_id: int) -> str:
-    """The task's body: claim the row, ingest its upload, record done or failed."""
-    trace = _claim(trace_id)
-    if trace is None:
-        return "skipped"
+def _create_pending(name: str, owner: Any, description: str, lenient: bool, filename: str) -> Trace:
     try:
-        ingest_into(trace, trace.upload_path, progress=throttled(_progress_writer(trace_id)))
-    except AlreadyIngested:
-        return "skipped"
-    except QueuecastError as exc:
-        _fail(trace_id, exc.detail)
-    except Exception as exc:  # a bug or a lost database must still end the row
-        logger.exception("ingest of trace %s crashed", trace_id)
-        _fail(trace_id, f"ingest crashed: {type(exc).__name__}: {exc}")
-    final = Trace.objects.filter(pk=trace_id).values_list("status", flat=True).first()
-    if final in (Status.DONE, Status.FAILED):
-        Path(trace.upload_path).unlink(missing_ok=True)
-    return final or "deleted"
+        with transaction.atomic():
+            return Trace.objects.create(
+                name=name,
+                owner=owner,
+                description=description,
+                lenient=lenient,
+                source=f"upload:{filename}"[:500],
+                status=Status.PENDING,
+            )
+    except IntegrityError:  # another upload took the name between the check and here
+        raise TraceNameTaken(f"a trace named {name!r} already exists", field="name") from None
 
 
-def _claim(trace_id: int) -> Trace | None:
-    """Pending -> running; a row left ``running`` by a killed worker is re-claimed.
+def _forget(trace_id: int, path: Path) -> None:
+    """Undo an upload whose ingest could not be queued: no row, no file, the name free."""
+    Trace.objects.filter(pk=trace_id, status=Status.PENDING).delete()
+    path.unlink(missing_ok=True)
 
-    With ``acks_late`` a message comes back only if its worker died before finishing,
-    and the job rows it wrote were rolled back with its transaction, so a
-    ``running`` row is safe to take over; ``ingest_into`` re-checks under a row lock.
+
+def run_pending_ingest(trace_id: int) -> str:
+    """The task's body: claim the row, ingest its upload, record done or failed.
+
+    A redelivered message whose worker died re-runs the ingest (its job rows were rolled
+    back with its transaction); see ``queuecast.longrun``.
     """
-    if not Trace.claim(trace_id):
-        reclaimed = Trace.objects.filter(pk=trace_id, status=Status.RUNNING).update(
-            started_at=timezone.now(), progress=0.0
-        )
-        if not reclaimed:
-            return None
-        logger.warning("trace %s was left running by a lost worker; ingesting again", trace_id)
-    trace = Trace.objects.get(pk=trace_id)
+    final = execute(Trace, trace_id, _ingest_upload)
+    if final in (Status.DONE, Status.FAILED):
+        path = Trace.objects.filter(pk=trace_id).values_list("upload_path", flat=True).first()
+        if path:
+            Path(path).unlink(missing_ok=True)
+    return final
+
+
+def _ingest_upload(claim: Claim) -> None:
+    trace = Trace.objects.get(pk=claim.pk)
     if not trace.upload_path or not Path(trace.upload_path).is_file():
-        _fail(trace_id, f"the uploaded file is gone ({trace.upload_path or 'no path'})")
-        return None
-    return trace
-
-
-def _fail(trace_id: int, reason: str) -> None:
-    Trace.objects.filter(pk=trace_id, status=Status.RUNNING).update(
-        status=Status.FAILED, error=reason[:10_000], finished_at=timezone.now()
-    )
-
-
-def _progress_writer(trace_id: int):
-    def write(fraction: float) -> None:
-        Trace.objects.filter(pk=trace_id, status=Status.RUNNING).update(progress=fraction)
-
-    return write
+        raise TraceFormatError(f"the uploaded file is gone ({trace.upload_path or 'no path'})")
+    try:
+        ingest_into(trace, trace.upload_path, claim)
+    except AlreadyIngested:
+        logger.warning("trace %s was taken over by another worker", claim.pk)
 
 
 def _save(upload: UploadedFile, path: Path) -> None:
