@@ -1,0 +1,168 @@
+"""Predictions for a live site from the predictor's bundle fitted on the site's history, the
+history kept in step with the backend, and the sacct import command."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from holdqueue.models import SiteHistory, SiteJob
+from holdqueue.services import predict as site_predict
+from holdqueue.services.sweep import sync_site
+from tests.service.test_sites_support import api_for, job_body, make_user, simulated_site
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_models():
+    site_predict._MODELS.clear()
+    yield
+    site_predict._MODELS.clear()
+
+
+def test_predict_answers_with_dates_interval_rangesets_method_and_accuracy() -> None:
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    response = client.post(
+        f"/api/sites/{site.pk}/predict/",
+        {"procs": 8, "time_limit_s": 3600, "confidence": 0.8},
+        format="json",
+    )
+    assert response.status_code == 200, response.data
+    body = response.data
+    wait = body["wait"]
+    assert wait["confidence"] == 0.8 and wait["low_s"] <= wait["point_s"] <= wait["high_s"]
+    assert body["predicted_start_s"] == wait["point_s"]
+    assert body["predicted_end_s"] == pytest.approx(wait["point_s"] + body["runtime"]["point_s"])
+    assert sum(r["probability"] for r in body["runtime"]["ranges"]) == pytest.approx(1.0)
+    assert body["method"]["wait"] and body["method"]["runtime"]
+    assert body["accuracy"]["jobs"] == site_predict.CALIBRATION_JOBS
+    start = dt.datetime.fromisoformat(body["predicted_start"].replace("Z", "+00:00"))
+    assert abs((start - timezone.now()).total_seconds() - wait["point_s"]) < 60
+
+
+def test_predict_rejects_a_past_time_and_a_bad_confidence() -> None:
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    past = (timezone.now() - dt.timedelta(hours=1)).isoformat()
+    bad = client.post(
+        f"/api/sites/{site.pk}/predict/",
+        {"procs": 8, "time_limit_s": 60, "at": past},
+        format="json",
+    )
+    assert bad.status_code == 409 and "past" in bad.data["detail"]
+    bad = client.post(
+        f"/api/sites/{site.pk}/predict/",
+        {"procs": 8, "time_limit_s": 60, "confidence": 1.5},
+        format="json",
+    )
+    assert bad.status_code == 400 and "confidence" in bad.data
+
+
+def test_a_site_without_history_says_so() -> None:
+    site = simulated_site(warm_up=False)
+    response = api_for(make_user("alice")).post(
+        f"/api/sites/{site.pk}/predict/", {"procs": 8, "time_limit_s": 60}, format="json"
+    )
+    assert response.status_code == 409 and "0 finished jobs" in response.data["detail"]
+
+
+def test_a_job_is_molded_with_the_real_bundle_and_its_decision_recorded() -> None:
+    site = simulated_site()
+    response = api_for(make_user("alice")).post(
+        f"/api/sites/{site.pk}/jobs/", job_body(procs=16, candidates=[4, 8]), format="json"
+    )
+    assert response.status_code == 201, response.data
+    job = response.data
+    assert job["state"] in ("submitted", "held")
+    candidates = job["decision"]["molding"]["candidates"]
+    assert [c["procs"] for c in candidates] == [4, 8, 16]
+    assert job["procs_chosen"] in (4, 8, 16) and job["decision"]["delay"]["reason"]
+
+
+def test_sync_learns_finished_jobs_and_our_jobs_backend_states() -> None:
+    site = simulated_site(speed=2000.0, warm_up=False)
+    site.epoch = timezone.now() - dt.timedelta(seconds=60)  # 120 000 trace seconds ago
+    site.save()
+    mine = api_for(make_user("alice")).post(
+        f"/api/sites/{site.pk}/jobs/", job_body(mold=False, allow_delay=False), format="json"
+    )
+    first = sync_site(site)
+    assert SiteJob.objects.get(pk=mine.data["id"]).backend_state in ("PENDING", "RUNNING")
+    assert first["history_added"] > 0
+    rows = SiteHistory.objects.filter(site=site)
+    assert rows.count() == first["history_added"]
+    assert all(r.wait_s >= 0 and r.run_s >= 0 for r in rows)
+    again = sync_site(site)  # the same window again adds nothing twice
+    assert SiteHistory.objects.filter(site=site).count() == rows.count() + again["history_added"]
+    keys = list(SiteHistory.objects.filter(site=site).values_list("job_key", flat=True))
+    assert len(keys) == len(set(keys))
+
+
+SACCT = """JobID|User|Group|Partition|Submit|Start|End|State|AllocCPUS|Timelimit
+101|ann|g|batch|2026-11-30T10:00:00|2026-11-30T10:01:00|2026-11-30T10:11:00|COMPLETED|8|00:30:00
+101.batch|ann|g|batch|2026-11-30T10:01:00|2026-11-30T10:01:00|2026-11-30T10:11:00|COMPLETED|8|
+102|bob|g|batch|2026-11-30T10:05:00|2026-11-30T10:11:00|2026-11-30T10:12:00|FAILED|4|01:00:00
+103|bob|g|batch|2026-11-30T10:06:00|2026-11-30T10:12:00|2026-11-30T10:13:00|COMPLETED|x|01:00:00
+"""
+
+
+def test_import_sacct_strict_names_the_line_and_stores_nothing(tmp_path) -> None:
+    site = simulated_site(warm_up=False)
+    path = tmp_path / "acct.txt"
+    path.write_text(SACCT)
+    with pytest.raises(CommandError, match="line 5, column AllocCPUS"):
+        call_command("import_sacct", str(path), "--site", site.name)
+    assert not SiteHistory.objects.filter(site=site).exists()
+
+
+def test_import_sacct_lenient_imports_the_good_jobs_once(tmp_path, capsys) -> None:
+    site = simulated_site(warm_up=False)
+    path = tmp_path / "acct.txt"
+    path.write_text(SACCT)
+    call_command("import_sacct", str(path), "--site", site.name, "--lenient")
+    call_command("import_sacct", str(path), "--site", site.name, "--lenient")
+    rows = SiteHistory.objects.filter(site=site).order_by("submit_s")
+    assert [(r.job_key, r.wait_s, r.run_s, r.procs, r.req_time_s, r.status) for r in rows] == [
+        ("101", 60.0, 600.0, 8, 1800.0, 1),
+        ("102", 360.0, 60.0, 4, 3600.0, 0),
+    ]
+    out = capsys.readouterr().out
+    assert "2 jobs added" in out and "0 jobs added" in out and "1 bad rows skipped" in out
+
+
+def test_import_sacct_unknown_site(tmp_path) -> None:
+    path = tmp_path / "acct.txt"
+    path.write_text(SACCT)
+    with pytest.raises(CommandError, match="no site called 'nope'"):
+        call_command("import_sacct", str(path), "--site", "nope")
+
+
+def test_create_site_command_makes_a_simulated_site() -> None:
+    simulated_site(name="first")
+    call_command(
+        "create_site",
+        "demo-sim",
+        "--backend",
+        "simulated",
+        "--trace",
+        "demo-lublin",
+        "--config",
+        '{"speed": 5}',
+    )
+    call_command(
+        "create_site",
+        "demo-sim",
+        "--backend",
+        "simulated",
+        "--trace",
+        "demo-lublin",
+        "--if-missing",
+    )
+    with pytest.raises(CommandError, match="no such trace"):
+        call_command("create_site", "x", "--backend", "simulated", "--trace", "nope")
+    assert SiteJob.objects.count() == 0
