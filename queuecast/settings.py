@@ -175,6 +175,21 @@ if QUEUECAST_RUN_STALE_S <= 2 * QUEUECAST_RUN_HEARTBEAT_S:
 CELERY_BEAT_SCHEDULE = {
     "reap-runs": {"task": "queuecast.tasks.reap_runs", "schedule": QUEUECAST_REAP_INTERVAL_S}
 }
+
+# --- live sites and the hold queue (holdqueue/, docs/sites.md) -----------------------------
+QUEUECAST_HOLD_SWEEP_S = env_int("QUEUECAST_HOLD_SWEEP_S", 5, minimum=1)
+QUEUECAST_SITE_SYNC_S = env_int("QUEUECAST_SITE_SYNC_S", 60, minimum=1)
+QUEUECAST_SUBMIT_LEASE_S = env_int("QUEUECAST_SUBMIT_LEASE_S", 60, minimum=5)
+QUEUECAST_RELEASE_ATTEMPTS = env_int("QUEUECAST_RELEASE_ATTEMPTS", 3, minimum=1)
+QUEUECAST_RELEASE_RETRY_S = env_int("QUEUECAST_RELEASE_RETRY_S", 30, minimum=1)
+QUEUECAST_MAX_SCRIPT_BYTES = env_int("QUEUECAST_MAX_SCRIPT_BYTES", 65536, minimum=64)
+QUEUECAST_MAX_TIME_LIMIT_S = env_int("QUEUECAST_MAX_TIME_LIMIT_S", 30 * 86400, minimum=60)
+CELERY_BEAT_SCHEDULE["sweep-holdqueue"] = {
+    "task": "holdqueue.tasks.sweep_holdqueue",
+    "schedule": QUEUECAST_HOLD_SWEEP_S,
+}
+# The queue tasks (and beat's sweeps) go to; tests give a worker a private one.
+CELERY_TASK_DEFAULT_QUEUE = env_str("QUEUECAST_CELERY_QUEUE", "celery")
 if CELERY_BROKER_URL is None:
     CELERY_BROKER_URL = "memory://"
 
