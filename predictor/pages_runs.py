@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from predictor.core.runtime.evaluate import METHODS as RUNTIME_METHODS
+from predictor import services_runtime
 from predictor.core.wait.metrics import WAIT_CLASS_LABELS
 from predictor.core.wait.registry import DEFAULT_METHODS as WAIT_METHODS
 from predictor.models import EvaluationRun
@@ -49,8 +49,8 @@ def runs(request: HttpRequest) -> HttpResponse:
         "traces": traces,
         "selected_trace": request.GET.get("trace"),
         "wait_methods": WAIT_METHODS,
-        "runtime_methods": RUNTIME_METHODS,
-        "molding_api": molding_api_available(),
+        "runtime_methods": services_runtime.parse_methods(None),
+        "molding": molding_context(request.user),
         "next_urls": {
             k: reverse(name, args=[0]).replace("/0/", "/{id}/")
             for k, name in (("evaluation", "evaluation-page"), ("replay", "replay-page"))
@@ -61,15 +61,18 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/list.html", context)
 
 
-def molding_api_available() -> bool:
-    """True once the molding engineer's run API is registered on the router."""
-    from django.urls import NoReverseMatch
+def molding_context(user: Any) -> dict[str, Any]:
+    """The molding runs form and list (the molding app's run API and models)."""
+    from jobmolding.core.policy import STRATEGIES
+    from jobmolding.core.runtime_models import RUNTIME_MODELS
+    from jobmolding.models import MoldingRun
 
-    try:
-        reverse("trace-molding-list", kwargs={"trace_pk": 0})
-    except NoReverseMatch:
-        return False
-    return True
+    runs = visible(MoldingRun.objects.select_related("trace", "owner"), user)
+    return {
+        "strategies": list(STRATEGIES),
+        "runtime_models": list(RUNTIME_MODELS),
+        "runs": runs[:LIST_LIMIT],
+    }
 
 
 @login_required

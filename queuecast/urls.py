@@ -7,9 +7,13 @@ from drf_spectacular.views import (
     SpectacularRedocView,
     SpectacularSwaggerView,
 )
-from rest_framework.authtoken.views import obtain_auth_token
 
+from queuecast.auth import obtain_auth_token
 from queuecast.router import router
+
+# JSON bodies for errors under /api/ that never reach a DRF view (unknown URL, crash).
+handler404 = "queuecast.errors.page_not_found"
+handler500 = "queuecast.errors.server_error"
 
 # Each app's routes module registers its viewsets on the shared router.
 for _app in ("traces", "predictor", "pyss_adapter", "jobmolding", "holdqueue"):
@@ -30,4 +34,5 @@ urlpatterns = [
     path("", include("traces.pages")),
     path("", include("predictor.pages")),
     path("", include("pyss_adapter.pages")),
+    path("", include("jobmolding.pages")),
 ]

@@ -112,20 +112,21 @@
     tick();
   }
 
+  /* The form as the API's JSON: numbers as numbers, single checkboxes as booleans,
+     fields marked data-list="1" (checkbox groups) as lists. */
   function formJson(form) {
     var body = {};
-    new FormData(form).forEach(function (value, key) {
-      if (key === "csrfmiddlewaretoken" || value === "") return;
-      var field = form.elements[key];
-      if (field && field.type === "checkbox") { body[key] = true; return; }
-      if (field && field.getAttribute("data-list") === "1") {
-        body[key] = (body[key] || []).concat([value]);
+    form.querySelectorAll("input, select, textarea").forEach(function (el) {
+      var key = el.name;
+      if (!key || key === "csrfmiddlewaretoken") return;
+      if (el.getAttribute("data-list") === "1") {
+        body[key] = body[key] || [];
+        if (el.checked) body[key].push(el.value);
         return;
       }
-      body[key] = (field && field.type === "number") ? Number(value) : value;
-    });
-    form.querySelectorAll("input[type=checkbox]").forEach(function (box) {
-      if (!box.checked && box.name) body[box.name] = false;
+      if (el.type === "checkbox") { body[key] = el.checked; return; }
+      if (el.value === "") return;
+      body[key] = el.type === "number" ? Number(el.value) : el.value;
     });
     return body;
   }

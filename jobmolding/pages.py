@@ -1,0 +1,126 @@
+"""Browser page of one molding run: live progress, then the strategies side by side.
+
+Reads the row behind ``GET /api/molding-runs/{id}/`` (its figures and its ``plot_data``)
+and draws with Chart.js what the run's PNG plots show: load over a 3.5-day window, mean
+response (and wait) by CPU-hours class, request sizes before and after molding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path
+
+from jobmolding.models import MoldingRun
+from queuecast import charts
+from queuecast.longrun import Status
+
+FIGURES = (
+    "jobs",
+    "mean_wait_s",
+    "mean_response_s",
+    "median_response_s",
+    "mean_bounded_slowdown",
+    "utilisation",
+    "molded_share",
+    "delayed_share",
+    "mean_delay_s",
+)
+
+
+@login_required
+def molding_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    runs = MoldingRun.objects.select_related("trace", "owner")
+    if not request.user.is_staff:
+        runs = runs.filter(owner=request.user)
+    run = get_object_or_404(runs, pk=pk)
+    context: dict[str, Any] = {
+        "nav": "runs",
+        "run": run,
+        "busy": run.status in (Status.PENDING, Status.RUNNING),
+    }
+    if run.status == Status.DONE:
+        context.update(present(run.result or {}))
+    return render(request, "runs/molding.html", context)
+
+
+def strategies_of(result: dict[str, Any]) -> list[str]:
+    return [k for k, v in result.items() if isinstance(v, dict) and "mean_response_s" in v]
+
+
+def present(result: dict[str, Any]) -> dict[str, Any]:
+    """Rows per strategy (with the change of mean response against the baseline) and charts."""
+    names = strategies_of(result)
+    base = (result.get("baseline") or {}).get("mean_response_s")
+    rows = []
+    for name in names:
+        fig = result[name]
+        change = fig["mean_response_s"] / base - 1.0 if base else None
+        rows.append({"strategy": name, **{k: fig.get(k) for k in FIGURES}, "change": change})
+    plots = result.get("plot_data") or {}
+    return {
+        "rows": rows,
+        "params": result.get("params") or {},
+        "charts": {**class_charts(result, names), **plot_charts(plots)},
+    }
+
+
+def class_charts(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """Mean response and mean wait per CPU-hours class, one bar per strategy."""
+    first = result[names[0]].get("by_cpu_hours") if names else None
+    if not first:
+        return {}
+    labels = list(first)
+
+    def series(key: str) -> dict[str, list]:
+        return {n: [result[n]["by_cpu_hours"].get(c, {}).get(key) for c in labels] for n in names}
+
+    return {
+        "response": charts.bar(
+            labels,
+            series("mean_response_s"),
+            x_title="CPU-hours class",
+            y_title="mean response",
+            y_format="duration",
+        ),
+        "wait": charts.bar(
+            labels,
+            series("mean_wait_s"),
+            x_title="CPU-hours class",
+            y_title="mean wait",
+            y_format="duration",
+        ),
+    }
+
+
+def plot_charts(plots: dict[str, Any]) -> dict[str, Any]:
+    """The load window and the request-size histograms from the run's ``plot_data``."""
+    out: dict[str, Any] = {}
+    load = plots.get("load") or {}
+    if load.get("series"):
+        bin_s = float(load["bin_s"])
+        n = len(next(iter(load["series"].values())))
+        hours = [round(i * bin_s / 3600.0, 2) for i in range(n)]
+        out["load"] = charts.line(
+            hours,
+            load["series"],
+            x_title="hours into the window",
+            y_title="busy share of the machine",
+            y_format="percent",
+        )
+    sizes = plots.get("sizes") or {}
+    if sizes.get("edges"):
+        edges = sizes["edges"]
+        labels = [f"{lo}–{2 * lo - 1}" if lo > 1 else "1" for lo in edges]
+        series = {
+            "requested": sizes["original"],
+            **{f"as run ({k})": v for k, v in (sizes.get("as_run") or {}).items()},
+        }
+        out["sizes"] = charts.bar(labels, series, x_title="processors", y_title="jobs")
+    return out
+
+
+urlpatterns = [path("runs/molding/<int:pk>/", molding_detail, name="molding-page")]
