@@ -15,14 +15,15 @@ from django.urls import path
 
 from pyss_adapter.models import Replay
 from queuecast import charts
-from queuecast.longrun import Status
+from queuecast.longrun import Status, visible_to
 
 MAX_POINTS = 2000  # utilisation bins drawn at most (longer series are averaged in blocks)
 
 
 @login_required
 def replay_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    replay = get_object_or_404(Replay.objects.select_related("trace", "owner"), pk=pk)
+    replays = visible_to(Replay.objects.select_related("trace", "owner"), request.user)
+    replay = get_object_or_404(replays, pk=pk)  # another user's replay is a 404, as in the API
     context: dict[str, Any] = {
         "nav": "runs",
         "replay": replay,

@@ -17,6 +17,7 @@ from pyss_adapter.serializers import (
     ReplayRequestSerializer,
     ReplaySerializer,
 )
+from queuecast.longrun import visible_to
 from traces.models import Trace
 
 
@@ -37,15 +38,14 @@ class ReplayViewSet(
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Replays. The list holds your own (staff: all); any logged-in user reads one by id."""
+    """Replays: a user lists and reads their own (another's is a 404), staff all
+    (the same rule as evaluation runs; docs/operations.md)."""
 
     permission_classes = [IsOwnerOrStaffToChange]
+    queryset = Replay.objects.none()  # typed schema; get_queryset scopes per user
 
     def get_queryset(self) -> QuerySet[Replay]:
-        replays = Replay.objects.select_related("owner", "trace")
-        if self.action == "list" and not self.request.user.is_staff:
-            replays = replays.filter(owner=self.request.user)
-        return replays
+        return visible_to(Replay.objects.select_related("owner", "trace"), self.request.user)
 
     def get_serializer_class(self) -> type[ReplaySerializer]:
         return ReplayDetailSerializer if self.action == "retrieve" else ReplaySerializer

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -50,4 +53,23 @@ class ServiceUnavailable(QueuecastError):
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, QueuecastError):
         return Response({"detail": exc.detail, **exc.context}, status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     return drf_exception_handler(exc, context)
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"detail": f"no such address: {request.path}"}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Never the settings or a traceback: those go to the log."""
+    if _is_api(request):
+        return JsonResponse({"detail": "internal server error (logged)"}, status=500)
+    return defaults.server_error(request)

@@ -102,6 +102,11 @@ class LongRun(models.Model):
             )
 
 
+def visible_to(runs: models.QuerySet, user: Any) -> models.QuerySet:
+    """The one read rule of every kind of run: its owner, or staff (docs/operations.md)."""
+    return runs if user.is_staff else runs.filter(owner=user)
+
+
 @dataclass
 class Claim:
     """This process's hold on one running row: progress, finish and fail go through it."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from queuecast import secret_key
 from queuecast.env import (
     ConfigError,
     env_bool,
@@ -23,12 +24,14 @@ from queuecast.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = env_bool("QUEUECAST_DEBUG", True)
-SECRET_KEY = env_str("QUEUECAST_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ConfigError("QUEUECAST_SECRET_KEY must be set when QUEUECAST_DEBUG is off")
-    SECRET_KEY = "queuecast-insecure-development-key"
+# Off unless asked for: a 500 page with DEBUG on shows the settings (DATABASE_URL, ...).
+DEBUG = env_bool("QUEUECAST_DEBUG", False)
+# A weak key with DEBUG off stops start-up; unset: one random key per installation.
+SECRET_KEY = secret_key.resolve(
+    env_str("QUEUECAST_SECRET_KEY", ""),
+    debug=DEBUG,
+    key_file=Path(env_str("QUEUECAST_SECRET_KEY_FILE", str(BASE_DIR / ".secret_key"))),
+)
 ALLOWED_HOSTS = env_list("QUEUECAST_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 
 INSTALLED_APPS = [
@@ -52,6 +55,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "queuecast.middleware.BodySizeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -88,7 +93,14 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("QUEUECAST_SQLITE_PATH", str(BASE_DIR / "queuecast.sqlite3")),
-            "OPTIONS": {"timeout": 30},
+            # Parallel writers: WAL lets readers run beside the writer, and IMMEDIATE
+            # transactions take the write lock at BEGIN, so the 30 s busy timeout applies
+            # (a deferred transaction upgrading to write fails at once: "database is locked").
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -104,6 +116,19 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves the collected files (``manage.py collectstatic``, done by scripts/serve).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Headers: no sniffing, no framing, no referrer off-site; HTTPS-only cookies when served so.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+_HTTPS = env_bool("QUEUECAST_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _HTTPS
+if _HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 STATICFILES_DIRS = [BASE_DIR / "static"]  # our CSS/JS and vendored chart library
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -113,7 +138,13 @@ LOGOUT_REDIRECT_URL = "/"
 QUEUECAST_MAX_UPLOAD_MB = env_int("QUEUECAST_MAX_UPLOAD_MB", 512, minimum=1)
 QUEUECAST_MAX_UPLOAD_BYTES = QUEUECAST_MAX_UPLOAD_MB * 1024 * 1024
 QUEUECAST_MAX_TRACES_PER_USER = env_int("QUEUECAST_MAX_TRACES_PER_USER", 100, minimum=1)
-QUEUECAST_MAX_JOBS_PER_TRACE = env_int("QUEUECAST_MAX_JOBS_PER_TRACE", 5_000_000, minimum=1)
+# The SWF reader's limits, enforced while streaming (traces/core/swf_limits.py).
+QUEUECAST_MAX_JOBS_PER_TRACE = env_int("QUEUECAST_MAX_JOBS_PER_TRACE", 2_000_000, minimum=1)
+QUEUECAST_MAX_DECOMPRESSED_MB = env_int("QUEUECAST_MAX_DECOMPRESSED_MB", 1024, minimum=1)
+QUEUECAST_MAX_LINE_BYTES = env_int("QUEUECAST_MAX_LINE_BYTES", 4096, minimum=256)
+QUEUECAST_MAX_LINES = env_int("QUEUECAST_MAX_LINES", 3_000_000, minimum=1)
+QUEUECAST_MAX_HEADER_KB = env_int("QUEUECAST_MAX_HEADER_KB", 64, minimum=1)
+QUEUECAST_MAX_SPAN_DAYS = env_int("QUEUECAST_MAX_SPAN_DAYS", 7305, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024  # larger uploads spill to a temp file
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 QUEUECAST_UPLOAD_DIR = env_dir("QUEUECAST_UPLOAD_DIR", str(BASE_DIR / "uploads"))
@@ -136,6 +167,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "queuecast.errors.exception_handler",
+    # Only the token endpoint is throttled (queuecast/auth.py): password guessing.
+    "DEFAULT_THROTTLE_RATES": {"token": env_str("QUEUECAST_TOKEN_RATE", "10/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Queuecast API",

@@ -56,6 +56,23 @@ class TraceSerializer(serializers.HyperlinkedModelSerializer):
         return reverse("traces:export-swf", args=[trace.pk], request=self.context.get("request"))
 
 
+class TraceListSerializer(TraceSerializer):
+    """The list's rows: the summary without the header and the ingest report, which can be
+    long (up to QUEUECAST_MAX_HEADER_KB each) and are on the detail."""
+
+    class Meta(TraceSerializer.Meta):
+        fields = [f for f in TraceSerializer.Meta.fields if f not in ("header", "ingest_report")]
+        read_only_fields = fields
+
+
+def printable_name(value: str) -> str:
+    """A trace name goes into file names and headers: no control characters (CR, LF, NUL)."""
+    bad = sorted({f"U+{ord(c):04X}" for c in value if not c.isprintable()})
+    if bad:
+        raise serializers.ValidationError(f"must not contain control characters ({', '.join(bad)})")
+    return value
+
+
 class TraceUploadSerializer(serializers.Serializer):
     """Multipart upload of a ``.swf`` or ``.swf.gz`` file."""
 
@@ -65,6 +82,7 @@ class TraceUploadSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         help_text="Unique trace name; defaults to the file name without .swf/.gz.",
+        validators=[printable_name],
     )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     lenient = serializers.BooleanField(

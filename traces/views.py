@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.http import StreamingHttpResponse
+from django.utils.http import content_disposition_header as content_disposition
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -23,6 +24,7 @@ from traces.permissions import IsOwnerOrStaffToChange
 from traces.serializers import (
     JobFilterSerializer,
     JobSerializer,
+    TraceListSerializer,
     TraceSerializer,
     TraceUploadSerializer,
 )
@@ -107,5 +109,9 @@ class TraceViewSet(
         if trace.status != Status.DONE:
             raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces export")
         response = StreamingHttpResponse(services.export_lines(trace), content_type="text/plain")
-        response["Content-Disposition"] = f'attachment; filename="{trace.name}.swf"'
+        # Built by Django: a name with CR/LF or quotes cannot break the header.
+        response["Content-Disposition"] = content_disposition(True, f"{trace.name}.swf")
         return response
+
+    def get_serializer_class(self) -> type[TraceSerializer]:
+        return TraceListSerializer if self.action == "list" else TraceSerializer

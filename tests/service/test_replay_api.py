@@ -94,19 +94,20 @@ def test_unknown_trace_is_404(alice) -> None:
     assert api_for(alice).post("/api/traces/999/replays/", {}, format="json").status_code == 404
 
 
-def test_list_shows_own_replays_and_any_user_reads_one(alice, bob, small) -> None:
+def test_list_and_read_show_own_replays_only_like_evaluations(alice, bob, small) -> None:
     mine = services.new_replay(small, alice, services.ReplaySettings())
     services.new_replay(small, bob, services.ReplaySettings(scheduler="fcfs"))
     listed = api_for(alice).get("/api/replays/")
     assert [r["id"] for r in listed.data["results"]] == [mine.pk]
-    assert api_for(bob).get(f"/api/replays/{mine.pk}/").status_code == 200
+    assert api_for(alice).get(f"/api/replays/{mine.pk}/").status_code == 200
+    assert api_for(bob).get(f"/api/replays/{mine.pk}/").status_code == 404
     staff = make_user("carol", staff=True)
     assert len(api_for(staff).get("/api/replays/").data["results"]) == 2
 
 
 def test_only_owner_or_staff_deletes_a_replay(alice, bob, small) -> None:
     replay = services.new_replay(small, alice, services.ReplaySettings())
-    assert api_for(bob).delete(f"/api/replays/{replay.pk}/").status_code == 403
+    assert api_for(bob).delete(f"/api/replays/{replay.pk}/").status_code == 404  # not visible
     assert api_for(alice).delete(f"/api/replays/{replay.pk}/").status_code == 204
     assert not Replay.objects.exists()
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +35,15 @@ import pandas as pd
 
 from traces.core.swf_header import SwfHeader, parse_header
 from traces.core.swf_io import open_text, prepend, rewind, seekable
+from traces.core.swf_limits import (
+    SwfLimitError,
+    SwfLimits,
+    check_header_size,
+    check_job_count,
+    columns_in_range,
+    out_of_range,
+    span_problem,
+)
 
 __all__ = [
     "SWF_FIELDS",
@@ -42,6 +52,8 @@ __all__ = [
     "CATEGORICAL_FIELDS",
     "IngestReport",
     "SwfFormatError",
+    "SwfLimitError",
+    "SwfLimits",
     "SwfHeader",
     "SwfTrace",
     "read_swf",
@@ -95,6 +107,8 @@ CATEGORICAL_FIELDS = (
 N_FIELDS = len(SWF_FIELDS)
 MAX_EXAMPLES = 10
 _CHUNK_LINES = 250_000
+_SLOW_BLOCK = 65_536  # rows the line-by-line path holds as Python lists before packing
+_EXTRA = "_extra"  # a 19th column: any value in it means a line with more than 18 fields
 
 ProgressFn = Callable[[float], None]
 
@@ -202,6 +216,7 @@ def read_swf(
     strict: bool = True,
     name: str | None = None,
     progress: ProgressFn | None = None,
+    limits: SwfLimits | None = None,
 ) -> SwfTrace:
     """Parse an SWF log (``.swf`` or ``.swf.gz``, a path or a binary file object).
 
@@ -212,18 +227,22 @@ def read_swf(
         if False bad lines are skipped and listed in ``report.skipped_examples``.
     name : label used in error messages (defaults to the file name).
     progress : called with the fraction of the (compressed) bytes read.
+    limits : bounds enforced while streaming (:class:`SwfLimits`; defaults when None);
+        over one raises :class:`SwfLimitError`. Every job line must have exactly 18
+        fields and every value must fit its field's range (``swf_limits.FIELD_RANGES``).
 
     Returns
     -------
     SwfTrace with ``jobs`` sorted by submit time (stable), 18 typed columns.
     """
     label = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<upload>")
+    limits = limits or SwfLimits()
     with seekable(source) as src:
-        header_lines, frame, n_lines = _fast_read(src, label, progress)
+        header_lines, frame, n_lines = _fast_read(src, label, progress, limits)
         report = IngestReport()
         if frame is None or not _fast_frame_ok(frame):
             rewind(src)
-            header_lines, frame, n_lines = _slow_read(src, label, strict, report)
+            header_lines, frame, n_lines = _slow_read(src, label, strict, report, limits)
     report.lines = n_lines
     report.comment_lines = len(header_lines) + report.comment_lines
     header = parse_header(header_lines, report.oddities)
@@ -232,35 +251,32 @@ def read_swf(
     if len(frame) == 0:
         raise SwfFormatError("no job lines (only comments)", path=label)
     jobs = _finish_frame(frame, label, strict, report)
+    _check_span(jobs, label, limits)
     return SwfTrace(header=header, jobs=jobs, report=report, name=name or Path(label).name)
 
 
 def _fast_read(
-    src: str | os.PathLike | IO[bytes], label: str, progress: ProgressFn | None
+    src: str | os.PathLike | IO[bytes], label: str, progress: ProgressFn | None, limits: SwfLimits
 ) -> tuple[list[str], pd.DataFrame | None, int]:
     """Header by readline, then pandas' C reader in chunks. None frame = take the slow path."""
-    with stream_errors(label), open_text(src, label) as (text, raw, size):
-        header_lines, first_data = _read_header(text, label)
+    with stream_errors(label), open_text(src, label, limits) as (text, raw, size):
+        header_lines, first_data = _read_header(text, label, limits)
         if first_data is None:
             return header_lines, _empty_frame(), len(header_lines)
         body = prepend(first_data, text)
         chunks: list[pd.DataFrame] = []
+        n_rows = 0
         try:
-            reader = pd.read_csv(
-                body,
-                sep=r"\s+",
-                header=None,
-                names=list(SWF_FIELDS),
-                comment=";",
-                dtype=np.float64,
-                engine="c",
-                chunksize=_CHUNK_LINES,
-                skip_blank_lines=True,
-            )
-            for chunk in reader:
-                chunks.append(chunk)
+            for chunk in _csv_chunks(body):
+                if chunk[_EXTRA].notna().any():
+                    return header_lines, None, 0  # a line with more than 18 fields
+                chunks.append(chunk.drop(columns=_EXTRA))
+                n_rows += len(chunk)
+                check_job_count(n_rows, limits)
                 if progress and size:
                     progress(min(0.99, raw.tell() / size))
+        except SwfLimitError:
+            raise
         except (ValueError, pd.errors.ParserError, IndexError):
             return header_lines, None, 0
         frame = pd.concat(chunks, ignore_index=True) if chunks else _empty_frame()
@@ -268,12 +284,33 @@ def _fast_read(
         return header_lines, frame, len(header_lines) + len(frame)
 
 
-def _read_header(text: IO[str], label: str) -> tuple[list[str], str | None]:
+def _csv_chunks(body: IO[str]) -> Iterator[pd.DataFrame]:
+    """pandas' C tokenizer with a 19th column that stays empty on a valid 18-field line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        yield from pd.read_csv(
+            body,
+            sep=r"\s+",
+            header=None,
+            names=[*SWF_FIELDS, _EXTRA],
+            index_col=False,
+            comment=";",
+            dtype=np.float64,
+            engine="c",
+            chunksize=_CHUNK_LINES,
+            skip_blank_lines=True,
+        )
+
+
+def _read_header(text: IO[str], label: str, limits: SwfLimits) -> tuple[list[str], str | None]:
     """Leading comment/blank lines; returns them and the first data line (or None)."""
     lines: list[str] = []
+    header_bytes = 0
     for line in text:
         stripped = line.strip()
         if stripped.startswith(";"):
+            header_bytes += len(stripped)
+            check_header_size(header_bytes, limits)
             lines.append(stripped)
         elif stripped:
             if "\x00" in line:
@@ -292,6 +329,8 @@ def _fast_frame_ok(frame: pd.DataFrame) -> bool:
         return False
     if not np.all(np.isfinite(frame.to_numpy())):
         return False
+    if not columns_in_range(frame.to_numpy(), list(SWF_FIELDS)):
+        return False
     ints = frame[list(INT_FIELDS)].to_numpy()
     if not np.array_equal(ints, np.round(ints)):
         return False
@@ -299,23 +338,33 @@ def _fast_frame_ok(frame: pd.DataFrame) -> bool:
 
 
 def _slow_read(
-    src: str | os.PathLike | IO[bytes], label: str, strict: bool, report: IngestReport
+    src: str | os.PathLike | IO[bytes],
+    label: str,
+    strict: bool,
+    report: IngestReport,
+    limits: SwfLimits,
 ) -> tuple[list[str], pd.DataFrame, int]:
-    """Line-by-line diagnosis: exact line, field and value of every problem."""
+    """Line-by-line diagnosis: exact line, field and value of every problem.
+
+    Rows are packed into float64 blocks every ``_SLOW_BLOCK`` lines, so this path holds
+    about the same memory per job as the fast one.
+    """
     header_lines: list[str] = []
+    blocks: list[np.ndarray] = []
     rows: list[list[float]] = []
-    line_numbers: list[int] = []
     seen_ids: dict[float, int] = {}
-    n = 0
-    with stream_errors(label), open_text(src, label) as (text, _raw, _size):
+    n = n_jobs = header_bytes = 0
+    with stream_errors(label), open_text(src, label, limits) as (text, _raw, _size):
         for n, line in enumerate(text, start=1):
             stripped = line.strip()
             if not stripped:
                 continue
             if stripped.startswith(";"):
-                if rows:
+                if n_jobs:
                     report.comment_lines += 1
                 else:
+                    header_bytes += len(stripped)
+                    check_header_size(header_bytes, limits)
                     header_lines.append(stripped)
                 continue
             problem = _check_line(stripped, seen_ids)
@@ -328,10 +377,16 @@ def _slow_read(
             values = [float(tok) for tok in stripped.split()]
             seen_ids[values[0]] = n
             rows.append(values)
-            line_numbers.append(n)
-    frame = (
-        pd.DataFrame(rows, columns=list(SWF_FIELDS), dtype=np.float64) if rows else _empty_frame()
-    )
+            n_jobs += 1
+            check_job_count(n_jobs, limits)
+            if len(rows) == _SLOW_BLOCK:
+                blocks.append(np.array(rows, dtype=np.float64))
+                rows = []
+    if rows:
+        blocks.append(np.array(rows, dtype=np.float64))
+    if not blocks:
+        return header_lines, _empty_frame(), n
+    frame = pd.DataFrame(np.concatenate(blocks), columns=list(SWF_FIELDS))
     return header_lines, frame, n
 
 
@@ -352,6 +407,9 @@ def _check_line(
             return ("not a finite number", name, token)
         if name in INT_FIELDS and value != round(value):
             return ("must be an integer", name, token)
+        problem = out_of_range(name, value)
+        if problem is not None:
+            return (problem, name, token)
     job_id = float(tokens[0])
     if job_id in seen_ids:
         return (f"duplicate job number (first on line {seen_ids[job_id]})", "job_id", tokens[0])
@@ -394,6 +452,19 @@ def _count_oddities(jobs: pd.DataFrame, report: IngestReport) -> None:
     for name in CATEGORICAL_FIELDS:
         counts[f"below_minus_one_{name}"] = int((jobs[name] < -1).sum())
     report.oddities.update({k: v for k, v in counts.items() if v})
+
+
+def _check_span(jobs: pd.DataFrame, label: str, limits: SwfLimits) -> None:
+    problem = span_problem(
+        jobs["job_id"].to_numpy(),
+        jobs["submit_time"].to_numpy(),
+        jobs["wait_time"].to_numpy(),
+        jobs["run_time"].to_numpy(),
+        jobs["requested_time"].to_numpy(),
+        limits,
+    )
+    if problem is not None:
+        raise SwfFormatError(problem, path=label, field="run_time")
 
 
 # --------------------------------------------------------------------------- writing

@@ -11,14 +11,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from traces.core.swf_limits import LimitedReader, SwfLimits
+
 Source = str | os.PathLike | IO[bytes]
+READ_BLOCK = 1 << 20  # bytes per limit check: one numpy pass per MB
 
 
 @contextmanager
 def open_text(
-    source: str | os.PathLike | IO[bytes], label: str
+    source: str | os.PathLike | IO[bytes], label: str, limits: SwfLimits | None = None
 ) -> Iterator[tuple[IO[str], Any, int]]:
-    """Yield (text stream, raw byte stream for progress, raw size). Detects gzip by magic."""
+    """Yield (text stream, raw byte stream for progress, raw size). Detects gzip by magic.
+
+    With ``limits`` the decompressed bytes pass through a :class:`LimitedReader`.
+    """
     owned: IO[bytes] | None = None
     if isinstance(source, (str, os.PathLike)):
         raw: IO[bytes] = open(source, "rb")  # noqa: SIM115 - closed below
@@ -33,6 +39,8 @@ def open_text(
             binary: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
         else:
             binary = raw
+        if limits is not None:
+            binary = io.BufferedReader(LimitedReader(binary, limits), buffer_size=READ_BLOCK)
         text = io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline=None)
         try:
             yield text, raw, size

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from queuecast.longrun import Claim, Status
-from traces.core.swf import SwfFormatError, SwfTrace, read_swf
+from traces.core.swf import SwfFormatError, SwfLimitError, SwfLimits, SwfTrace, read_swf
 from traces.models import Trace
 from traces.services.bulkload import insert_jobs
 from traces.services.errors import (
@@ -58,7 +58,6 @@ def ingest_swf(
         check_name_free(name)
     check_quota(owner, replacing=name if replace else None)
     parsed = parse_source(source, lenient=lenient, progress=_scaled(progress, 0.0, PARSE_SHARE))
-    check_job_limit(parsed)
     with transaction.atomic():
         if replace:
             Trace.objects.filter(name=name).delete()
@@ -78,7 +77,6 @@ def ingest_into(trace: Trace, source: Source, claim: Claim) -> Trace:
     parsed = parse_source(
         source, lenient=trace.lenient, progress=_scaled(claim.progress, 0, PARSE_SHARE)
     )
-    check_job_limit(parsed)
     with transaction.atomic():
         insert_jobs(trace.pk, parsed.jobs, _scaled(claim.progress, PARSE_SHARE, 0.99))
         if not claim.finish(**trace_summary(parsed)):
@@ -94,10 +92,15 @@ def parse_source(
     label: str | None = None,
     progress: ProgressFn | None = None,
 ) -> SwfTrace:
-    """``read_swf`` with its errors turned into :class:`TraceFormatError` (HTTP 400)."""
+    """``read_swf`` under the configured limits; a bad file is a :class:`TraceFormatError`
+    (400), a file over a limit a :class:`TraceTooLarge` (413)."""
     name = label or (Path(source).name if isinstance(source, (str, os.PathLike)) else None)
     try:
-        return read_swf(source, strict=not lenient, name=name, progress=progress)
+        return read_swf(
+            source, strict=not lenient, name=name, progress=progress, limits=read_limits()
+        )
+    except SwfLimitError as exc:
+        raise TraceTooLarge(f"{name or 'the upload'}: {exc}", line=exc.line) from exc
     except SwfFormatError as exc:
         raise TraceFormatError(str(exc), line=exc.line, field=exc.field, value=exc.value) from exc
     except OSError as exc:
@@ -125,13 +128,16 @@ def check_quota(owner: Any, *, replacing: str | None = None) -> None:
         )
 
 
-def check_job_limit(parsed: SwfTrace) -> None:
-    limit = settings.QUEUECAST_MAX_JOBS_PER_TRACE
-    if len(parsed.jobs) > limit:
-        raise TraceTooLarge(
-            f"{parsed.name or 'the trace'} has {len(parsed.jobs)} jobs; the limit "
-            f"(QUEUECAST_MAX_JOBS_PER_TRACE) is {limit}"
-        )
+def read_limits() -> SwfLimits:
+    """The reader's bounds from settings (checked while streaming, docs/operations.md)."""
+    return SwfLimits(
+        max_bytes=settings.QUEUECAST_MAX_DECOMPRESSED_MB * 2**20,
+        max_line_bytes=settings.QUEUECAST_MAX_LINE_BYTES,
+        max_lines=settings.QUEUECAST_MAX_LINES,
+        max_jobs=settings.QUEUECAST_MAX_JOBS_PER_TRACE,
+        max_header_bytes=settings.QUEUECAST_MAX_HEADER_KB * 1024,
+        max_span_s=settings.QUEUECAST_MAX_SPAN_DAYS * 86400.0,
+    )
 
 
 def _create_running(name: str, owner: Any, description: str, lenient: bool, label: str) -> Trace:

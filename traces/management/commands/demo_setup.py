@@ -1,6 +1,9 @@
-"""``manage.py demo_setup``: a demo user and a synthetic demo trace (idempotent).
+"""``manage.py demo_setup``: a synthetic demo trace, and the demo user only when asked.
 
 Used by ``scripts/serve``. The trace is generated, never shipped (see docs/synthetic.md).
+The user ``demo`` / ``demo-password`` has a published password, so it is created only
+with ``--with-user`` (scripts/serve passes it when serving on loopback, or when
+``QUEUECAST_DEMO_USER=1``); a production set-up never gets it by default.
 """
 
 from __future__ import annotations
@@ -21,15 +24,20 @@ DEMO_TRACE = "demo-lublin"
 
 
 class Command(BaseCommand):
-    help = "Create the demo user (demo / demo-password) and import a synthetic demo trace."
+    help = "Import a synthetic demo trace; --with-user also creates demo / demo-password."
 
     def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--with-user",
+            action="store_true",
+            help="create the user demo / demo-password (a published password: not in production)",
+        )
         parser.add_argument("--jobs", type=int, default=5000)
         parser.add_argument("--procs", type=int, default=128)
         parser.add_argument("--seed", type=int, default=1)
 
     def handle(self, *args, **opts) -> None:
-        user = self._demo_user()
+        user = self._demo_user() if opts["with_user"] else None
         if Trace.objects.filter(name=DEMO_TRACE).exists():
             self.stdout.write(f"demo trace {DEMO_TRACE!r} already there")
             return

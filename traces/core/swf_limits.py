@@ -1,0 +1,187 @@
+"""Limits that keep reading an SWF file bounded, whatever the file, and field ranges.
+
+Enforced *while streaming*: the decompressed bytes, the length of every line, the number
+of lines and of job lines, and the header's size are counted as the bytes arrive, so a
+0.8 MB gzip bomb stops after ``max_bytes`` of output rather than after it is all in
+memory. Field ranges are checked before anything is stored, on every database: integer
+fields must fit the columns they go to (32-bit, or 2**53 for job numbers, beyond which a
+float64 no longer holds the integer), times must fit ±2**31 s, and a trace whose span
+(first submit to last end) is longer than ``max_span_s`` is refused, since every
+time-derived array (utilisation bins, load curves, plots) grows with the span.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import IO
+
+import numpy as np
+
+INT32 = (-(2**31), 2**31 - 1)
+EXACT_INT = (-(2**53), 2**53)  # float64 holds every integer in this range
+SECONDS = (-(2**31), 2**31 - 1)  # 68 years either side of the trace start
+AMOUNT = (-(2**53), 2**53)
+
+FIELD_RANGES: dict[str, tuple[float, float]] = {
+    "job_id": EXACT_INT,
+    "submit_time": SECONDS,
+    "wait_time": SECONDS,
+    "run_time": SECONDS,
+    "allocated_procs": INT32,
+    "avg_cpu_time": SECONDS,
+    "used_memory": AMOUNT,
+    "requested_procs": INT32,
+    "requested_time": SECONDS,
+    "requested_memory": AMOUNT,
+    "status": INT32,
+    "user_id": INT32,
+    "group_id": INT32,
+    "executable_id": INT32,
+    "queue_id": INT32,
+    "partition_id": INT32,
+    "preceding_job_id": EXACT_INT,
+    "think_time": SECONDS,
+}
+
+
+@dataclass(frozen=True)
+class SwfLimits:
+    """Bounds of one read. The defaults are the service's (``QUEUECAST_*`` settings).
+
+    Peak memory of a read is about ``max_jobs`` x 0.6 KB plus one 250k-line chunk
+    (docs/operations.md gives the figure measured with a hostile file).
+    """
+
+    max_bytes: int = 1024 * 2**20  # decompressed
+    max_line_bytes: int = 4096
+    max_lines: int = 3_000_000
+    max_jobs: int = 2_000_000
+    max_header_bytes: int = 64 * 1024
+    max_span_s: float = 20 * 365.25 * 86400
+
+
+class SwfLimitError(ValueError):
+    """The file is over one of the read limits (HTTP 413 in the service)."""
+
+    def __init__(self, message: str, *, line: int | None = None, limit: str = "") -> None:
+        super().__init__(message if line is None else f"line {line}: {message}")
+        self.reason, self.line, self.limit = message, line, limit
+
+
+class LimitedReader(io.RawIOBase):
+    """A binary stream that counts bytes and lines as they pass, and stops at a limit.
+
+    Line lengths are measured with one numpy pass per block (no per-line Python loop).
+    """
+
+    def __init__(self, raw: IO[bytes], limits: SwfLimits) -> None:
+        self.raw, self.limits = raw, limits
+        self.bytes_read = 0
+        self.lines = 0
+        self.current_line = 0  # bytes since the last newline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        if n:
+            self._count(data)
+            buffer[:n] = data
+        return n
+
+    def _count(self, data: bytes) -> None:
+        self.bytes_read += len(data)
+        if self.bytes_read > self.limits.max_bytes:
+            raise SwfLimitError(
+                f"more than {self.limits.max_bytes} bytes of SWF text once decompressed "
+                "(QUEUECAST_MAX_DECOMPRESSED_MB)",
+                limit="max_bytes",
+            )
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        if len(newlines) == 0:
+            lengths = np.array([self.current_line + len(data)])
+            self.current_line += len(data)
+        else:
+            lengths = np.diff(newlines, prepend=-1 - self.current_line) - 1
+            self.current_line = len(data) - int(newlines[-1]) - 1
+            lengths = np.append(lengths, self.current_line)
+        longest = int(lengths.max())
+        if longest > self.limits.max_line_bytes:
+            at = self.lines + 1 + int(np.argmax(lengths > self.limits.max_line_bytes))
+            raise SwfLimitError(
+                f"line longer than {self.limits.max_line_bytes} bytes "
+                "(QUEUECAST_MAX_LINE_BYTES); an SWF job line has 18 short numbers",
+                line=at,
+                limit="max_line_bytes",
+            )
+        self.lines += len(newlines)
+        if self.lines > self.limits.max_lines:
+            raise SwfLimitError(
+                f"more than {self.limits.max_lines} lines (QUEUECAST_MAX_LINES)", limit="max_lines"
+            )
+
+
+def check_job_count(n_jobs: int, limits: SwfLimits) -> None:
+    if n_jobs > limits.max_jobs:
+        raise SwfLimitError(
+            f"more than {limits.max_jobs} jobs (QUEUECAST_MAX_JOBS_PER_TRACE)", limit="max_jobs"
+        )
+
+
+def check_header_size(header_bytes: int, limits: SwfLimits) -> None:
+    if header_bytes > limits.max_header_bytes:
+        raise SwfLimitError(
+            f"header comments longer than {limits.max_header_bytes} bytes", limit="max_header"
+        )
+
+
+def out_of_range(name: str, value: float) -> str | None:
+    """Why ``value`` cannot be stored in field ``name`` (None if it can)."""
+    low, high = FIELD_RANGES[name]
+    if low <= value <= high:
+        return None
+    return f"out of range: must be within [{low:.0f}, {high:.0f}]"
+
+
+def columns_in_range(values: np.ndarray, names: list[str]) -> bool:
+    """All of ``values`` (rows x fields named ``names``) within their fields' ranges."""
+    low = np.array([FIELD_RANGES[n][0] for n in names])
+    high = np.array([FIELD_RANGES[n][1] for n in names])
+    return bool(np.all((values >= low) & (values <= high)))
+
+
+def span_problem(
+    job_ids: np.ndarray,
+    submit: np.ndarray,
+    wait: np.ndarray,
+    run: np.ndarray,
+    requested: np.ndarray,
+    limits: SwfLimits,
+) -> str | None:
+    """Why the trace's span is too long to analyse (None if it is not).
+
+    span = max(submit + max(wait, 0) + max(run, 0)) - min(submit), over jobs with a
+    known submit time; a requested time longer than the limit is refused as well.
+    """
+    known = submit >= 0
+    if not known.any():
+        return None
+    end = submit + np.maximum(wait, 0) + np.maximum(run, 0)
+    span = float(end[known].max() - submit[known].min())
+    days = limits.max_span_s / 86400
+    if span > limits.max_span_s:
+        worst = int(job_ids[known][np.argmax(end[known])])
+        return (
+            f"the trace spans {span / 86400:.0f} days (job {worst} ends last); the limit is "
+            f"{days:.0f} days (QUEUECAST_MAX_SPAN_DAYS)"
+        )
+    if (requested > limits.max_span_s).any():
+        worst = int(job_ids[np.argmax(requested)])
+        return (
+            f"job {worst} requests {float(requested.max()) / 86400:.0f} days; the limit is "
+            f"{days:.0f} days (QUEUECAST_MAX_SPAN_DAYS)"
+        )
+    return None
