@@ -26,7 +26,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable
 from enum import IntEnum
 from heapq import heappop, heappush
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from pyss_adapter.core.result import ReplayResult
 
 __all__ = ["Engine", "IllegalTransition", "JobState", "ReplayResult", "Scheduler"]
 
-SUBMIT, TERMINATE = 0, 1
+SUBMIT, TERMINATE, WAKE = 0, 1, 2  # WAKE: a pass asked for by a scheduler (``wake_at``)
 _PROGRESS_MASK = (1 << 13) - 1
 
 
@@ -105,9 +105,8 @@ class Engine:
     ) -> None:
         self.jobs = jobs
         self.policy = policy
-        # Only a policy costs the hot path anything: one ``is None`` test per start.
-        self._on_start = self._notify_start if policy is not None else None
-        self._policy_start = getattr(policy, "on_start", None)
+        # Without a policy the hot path pays one ``is None`` test per start.
+        self._on_start = getattr(policy, "on_start", None)
         self._on_finish = getattr(policy, "on_finish", None)
         self.scheduler = scheduler
         self.estimates = estimates or RequestedEstimates()
@@ -124,6 +123,7 @@ class Engine:
             )
         n = len(jobs)
         self._fresh = True
+        self._resume = False
         self.n_total = jobs.machine_procs
         self.procs: list[int] = jobs.n_procs.tolist()
         self.runtime: list[float] = jobs.runtime_s.tolist()
@@ -135,9 +135,10 @@ class Engine:
         self.reservation: list[float] = [np.nan] * n
         self.key_of: list[tuple[float, int, int]] = [(0.0, 0, 0)] * n
         self.finished: list[int] = []  # termination order
-        self.started: list[int] = []  # start order (kept when there is a policy)
         self.release_s: list[float] = jobs.submit_s.tolist()  # queue entry (a hold moves it)
         self.decisions: dict[int, SubmitDecision] = {}
+        self.arrivals: list[int] = []  # queue entry order (kept when there is a policy)
+        self.snapshots: Any = None  # the snapshot builder's cache (core/snapshot.py)
         self._held: list[tuple[float, int]] = []  # (release time, job)
         self._ask_again: set[int] = set()
         self.queue: list[int] = []
@@ -172,10 +173,15 @@ class Engine:
         if self._on_start is not None:
             self._on_start(self, j, now)
 
-    def _notify_start(self, engine: Engine, j: int, now: float) -> None:
-        self.started.append(j)
-        if self._policy_start is not None:
-            self._policy_start(self, j, now)
+    def wake_at(self, t: float) -> None:
+        """Make a pass at ``t`` (> now), after the submissions and terminations of ``t``.
+
+        For schedulers that start jobs at times no event marks (``core/recorded.py``).
+        """
+        if not t > self.now:
+            raise ValueError(f"wake_at({t}) is not after now ({self.now})")
+        self._seq += 1
+        heappush(self._heap, (t, WAKE, self._seq, -1))
 
     @property
     def machine_procs(self) -> int:
@@ -211,8 +217,47 @@ class Engine:
         out.sort()
         return out
 
+    @classmethod
+    def from_state(
+        cls, jobs: SimJobs, scheduler: Scheduler, now: float, n_running: int, **kwargs: Any
+    ) -> Engine:
+        """An engine in the middle of a replay, to run forward with no further arrivals.
+
+        At ``now`` the first ``n_running`` jobs are running (started now, for their
+        ``runtime_s``: pass the time they have left; a policy does not hear of these
+        starts) and the others are queued in their order; :meth:`run` then makes one
+        pass and handles the terminations.
+        ``squeue --start`` estimates use it (``core/start_estimate.py``).
+        """
+        engine = cls(jobs, scheduler, **kwargs)
+        engine.now = now = float(now)
+        n, procs = len(jobs), engine.procs
+        engine.state[:] = bytes([_RUNNING]) * n_running + bytes([_QUEUED]) * (n - n_running)
+        engine.queue.extend(range(n_running, n))
+        engine.queued_procs.extend(sorted(procs[n_running:]))
+        # The running jobs in bulk, as ``start`` would leave them (seq = start order);
+        # whatever the free processors: the log says they run.
+        ends = [now + r for r in engine.runtime[:n_running]]
+        expected = [now + e for e in engine.est[:n_running]]
+        seqs = range(1, n_running + 1)
+        engine.start_s[:n_running] = [now] * n_running
+        engine.key_of[:n_running] = keys = list(zip(expected, seqs, range(n_running), strict=True))
+        engine.running.extend(sorted(keys))
+        engine._heap.extend(
+            sorted(zip(ends, [TERMINATE] * n_running, seqs, range(n_running), strict=True))
+        )
+        engine._seq = n_running
+        engine.free -= sum(procs[:n_running])
+        for j in range(n_running):
+            if ends[j] == expected[j]:
+                engine._release_at[ends[j]] = engine._release_at.get(ends[j], 0) + procs[j]
+                engine.released[j] = 1
+        engine._resume = True
+        return engine
+
     def run(self) -> ReplayResult:
         """Process every event; return the per-job result (a second run starts afresh)."""
+        resume = self._resume and self._fresh
         if not self._fresh:
             self._reset()
         self._fresh = False
@@ -233,6 +278,9 @@ class Engine:
         now = self.now
         pending, queued, running_state, done = _PENDING, _QUEUED, _RUNNING, _DONE
         i = 0
+        if resume:  # from_state: the queue is there, no submission is left to come
+            i = n
+            schedule(self)
         while i < n or heap or held:
             # A released job enters before the log's arrivals and terminations at its time.
             if (
@@ -256,6 +304,10 @@ class Engine:
                     self.now = now = t
                     if t in release_at:
                         self.free += release_at.pop(t)
+                if j < 0:  # a wake-up: only a pass
+                    schedule(self)
+                    settled = True
+                    continue
                 if state[j] != running_state:
                     raise IllegalTransition(j, state[j], JobState.DONE)
                 state[j] = done
@@ -278,6 +330,8 @@ class Engine:
             if ask and self._decide(j, on_submit(self, j, t), t):
                 continue
             state[j] = queued
+            if has_policy:
+                self.arrivals.append(j)
             if dynamic:
                 self.est[j] = self.estimates.at_submit(j, t)
             queue.append(j)

@@ -23,8 +23,8 @@ termination triggers.
 
 A policy reads the engine through its public attributes (read-only by contract):
 ``queue`` (queued indices in arrival order), ``running_jobs()``, ``procs``,
-``requested``, ``est``, ``runtime``, ``start_s``, ``release_s``, ``started``,
-``finished``, ``machine_procs`` and ``jobs`` (the input request).
+``requested``, ``est``, ``runtime``, ``start_s``, ``release_s``, ``finished``,
+``machine_procs``, ``jobs`` (the input request) and ``job_state(j)``.
 """
 
 from __future__ import annotations

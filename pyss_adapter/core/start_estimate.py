@@ -7,6 +7,10 @@ requested time (its run time when the request is missing). We simulate EASY
 forward from that state, with no further arrivals, and the target's simulated
 start minus ``t`` is its predicted wait.
 
+The forward simulation is the replay engine itself (:meth:`Engine.from_state` with
+:class:`~pyss_adapter.core.easy.EasyScheduler`), stopped when the target starts:
+one EASY implementation for replays and estimates.
+
 The sets at ``t`` are kept by one sweep over the targets in time order (jobs
 enter at their submission, move to running at their start, leave at their end),
 so the cost is the forward simulations, not rebuilding the state per target.
@@ -15,10 +19,13 @@ so the cost is the forward simulations, not rebuilding the state per target.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, insort
 
 import numpy as np
 import pandas as pd
+
+from pyss_adapter.core.easy import EasyScheduler, head_reservation
+from pyss_adapter.core.engine import Engine, JobState
+from pyss_adapter.core.jobs import SimJobs
 
 
 def simulated_waits(
@@ -115,6 +122,39 @@ class _Sweep:
         return queued, list(self.running)
 
 
+class _Known(Exception):  # noqa: N818 - a signal, not an error
+    """The target's start is known: the forward simulation has its answer."""
+
+
+class _StopAtTarget:
+    """Ends the forward simulation as soon as the target's start is known.
+
+    At each termination (before its pass): the target has started in an earlier
+    pass, or it is the blocked head: every job then ends exactly at its estimate and
+    EASY's backfills never delay the head, so it starts at its shadow time
+    (:func:`~pyss_adapter.core.easy.head_reservation`; nothing starts between passes).
+    """
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+
+    def on_submit(self, engine: Engine, j: int, now: float) -> None:
+        return None
+
+    def on_finish(self, engine: Engine, j: int, now: float) -> None:
+        target = self.target
+        if engine.state[target] != JobState.QUEUED or engine.queue[0] == target:
+            raise _Known
+
+
+def _target_start(engine: Engine, target: int) -> float:
+    if engine.state[target] != JobState.QUEUED:
+        return engine.start_s[target]
+    if engine.procs[target] <= engine.free:
+        return engine.now
+    return head_reservation(engine, target)[0]
+
+
 def _forward_easy(
     now: float,
     running: list[tuple[float, int]],
@@ -122,76 +162,29 @@ def _forward_easy(
     target: int,
     machine_procs: int,
 ) -> float:
-    """EASY forward from ``now`` with runtimes = estimates; return the target's wait.
+    """The engine's EASY forward from ``now``, runtimes = estimates; return the target's wait.
 
-    ``queue`` holds (processors, estimate) in arrival order; the target is its last
-    entry, so nothing behind it matters. Every job ends exactly at its estimate,
-    so all processors freed at a time are freed together, before the pass.
+    ``running`` holds (expected end, processors), ``queue`` (processors, estimate) in
+    arrival order with the target at position ``target`` (the last: nothing behind
+    it matters). A running job past its expected end is expected to end in a second.
     """
-    ends = sorted((max(end, now + 1.0), p) for end, p in running)
-    state = _Forward(now, machine_procs - sum(p for _, p in ends), queue, ends)
-    t = now
-    while True:
-        if state.easy_pass(t, target):
-            return t - now
-        if state.waiting[0] == target:
-            # A blocked head starts exactly at its shadow when every job ends at
-            # its estimate: backfilled jobs cannot delay it.
-            return state.shadow(queue[target][0])[0] - now
-        t = ends[0][0]
-        while ends and ends[0][0] == t:
-            state.free += ends.pop(0)[1]
-
-
-class _Forward:
-    def __init__(
-        self, now: float, free: int, queue: list[tuple[int, float]], ends: list[tuple[float, int]]
-    ) -> None:
-        self.free, self.queue, self.ends = free, queue, ends
-        self.waiting = list(range(len(queue)))
-        self.sizes = sorted(p for p, _ in queue)  # processors of the waiting jobs
-
-    def _start(self, j: int, t: float) -> None:
-        p, est = self.queue[j]
-        self.free -= p
-        insort(self.ends, (t + est, p))
-        del self.sizes[bisect_left(self.sizes, p)]
-
-    def easy_pass(self, t: float, target: int) -> bool:
-        """One EASY pass at ``t``; True once the target has started."""
-        waiting, queue = self.waiting, self.queue
-        while waiting and queue[waiting[0]][0] <= self.free:
-            j = waiting.pop(0)
-            self._start(j, t)
-            if j == target:
-                return True
-        if len(waiting) < 2 or self.free < self.sizes[0]:
-            return False
-        shadow, extra = self.shadow(queue[waiting[0]][0])
-        started = []
-        for pos in range(1, len(waiting)):
-            j = waiting[pos]
-            p, est = queue[j]
-            if p > self.free or (t + est > shadow and p > extra):
-                continue
-            if t + est > shadow:
-                extra -= p
-            self._start(j, t)
-            if j == target:
-                return True
-            started.append(pos)
-            if not self.sizes or self.free < self.sizes[0]:
-                break
-        for pos in reversed(started):
-            del waiting[pos]
-        return False
-
-    def shadow(self, need: int) -> tuple[float, int]:
-        avail, shadow = self.free, np.inf
-        for end, p in self.ends:
-            if end > shadow:
-                break
-            avail += p
-            if shadow == np.inf and avail >= need:
-                shadow = end
-        return shadow, avail - need
+    if target == 0 and queue[0][0] <= machine_procs - sum(p for _, p in running):
+        return 0.0  # alone in the queue and it fits: any scheduler starts it now
+    left = [max(end, now + 1.0) - now for end, _ in running]
+    est = np.array(left + [e for _, e in queue], dtype=np.float64)
+    procs = np.array([p for _, p in running] + [p for p, _ in queue], dtype=np.int64)
+    size = len(est)
+    jobs = SimJobs(
+        job_id=np.arange(size), submit_s=np.full(size, now), runtime_s=est, estimate_s=est,
+        n_procs=procs, user_id=np.zeros(size, np.int64), machine_procs=machine_procs,
+        mode="forward",
+    )  # fmt: skip
+    target += len(running)
+    engine = Engine.from_state(
+        jobs, EasyScheduler(), now, len(running), policy=_StopAtTarget(target)
+    )
+    try:
+        engine.run()
+    except _Known:
+        pass
+    return _target_start(engine, target) - now

@@ -44,6 +44,23 @@ def test_a_running_job_past_its_request_is_expected_to_end_within_a_second() -> 
     assert simulated_waits(_frame(rows), np.array([1]), 4).tolist() == [1]
 
 
+def test_a_target_behind_a_blocked_head_and_a_long_backfill_starts_after_the_head() -> None:
+    # 0 runs 3 of 4 processors until 100; 1 (2 procs) is the blocked head: shadow 100,
+    # extra 4 - 2 = 2. 2 (1 proc, 200 s) ends after the shadow but fits in the extra:
+    # it backfills at 20. 3 (1 proc, 10 s) finds no free processor: when 0 ends at 100,
+    # 1 starts (2 of 3 free), then 3 (the last one).
+    rows = [(0, 0, 100, 3, 100), (10, 90, 50, 2, 50), (20, 0, 200, 1, 200), (30, 70, 10, 1, 10)]
+    waits = simulated_waits(_frame(rows), np.array([0, 1, 2, 3]), 4)
+    assert waits.tolist() == [0, 90, 0, 70]
+
+
+def test_a_target_that_becomes_the_blocked_head_starts_at_its_shadow() -> None:
+    # 1 needs the whole machine: blocked head behind 0 (ends 100) and nothing else to
+    # come: its shadow, 100, is its start whatever is backfilled later.
+    rows = [(0, 0, 100, 3, 100), (10, 90, 50, 4, 50)]
+    assert simulated_waits(_frame(rows), np.array([1]), 4).tolist() == [90]
+
+
 def test_unsorted_jobs_are_refused() -> None:
     rows = [(10, 0, 10, 1, 10), (0, 0, 10, 1, 10)]
     with pytest.raises(ValueError, match="sorted by submit_time"):

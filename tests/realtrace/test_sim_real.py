@@ -147,6 +147,26 @@ def test_simulated_waits_on_a_slice_are_finite_and_not_negative(shared_traces: P
     assert (waits > 0).mean() > 0.1
 
 
+@pytest.mark.parametrize("size", [700, 1500, 2300, 3000])
+def test_simulated_wait_of_the_last_arrival_is_its_easy_replay_wait(
+    shared_traces: Path, size: int
+) -> None:
+    """With runtimes equal to requests and the replay's own starts as the known past,
+    the forward simulation of the slice's last job (no later arrival to disturb it)
+    must give exactly its wait in the full EASY replay: the same engine both ways."""
+    name = "SDSC-SP2-1998-4.2-cln.swf.gz"
+    trace = _trace(_path(shared_traces, name), name)
+    jobs = trace.jobs.iloc[:size]
+    jobs = jobs[(jobs["run_time"] >= 0) & (jobs["allocated_procs"] > 0)].reset_index(drop=True)
+    req = jobs["requested_time"].to_numpy(dtype=float)
+    run = jobs["run_time"].to_numpy(dtype=float)
+    jobs = jobs.assign(run_time=np.maximum(np.where(req > 0, req, run), 1.0))
+    result = replay_jobs(sim_jobs(jobs, 128, "default"), "easy")
+    last = len(jobs) - 1
+    got = simulated_waits(jobs, np.array([last]), 128, actual_starts=result.start_s)
+    assert got[0] == result.wait_s[last]
+
+
 class _Listener:
     """Decides nothing; counts what the engine tells it."""
 
