@@ -3,11 +3,22 @@ sync sites. ``scripts/serve`` runs it with ``--loop`` in the embedded mode (no b
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
 from holdqueue.services.sweep import sweep, sweep_forever
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 class Command(BaseCommand):
@@ -16,6 +27,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--loop", action="store_true", help="run until interrupted")
         parser.add_argument("--every", type=float, default=5.0, help="seconds between passes")
+        parser.add_argument(
+            "--parent-pid", type=int, help="stop when this process ends (scripts/serve: itself)"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["every"] <= 0:
@@ -23,8 +37,9 @@ class Command(BaseCommand):
             raise SystemExit(2)
         if opts["loop"]:
             self.stdout.write(f"hold-queue sweep every {opts['every']:g} s (Ctrl-C stops)")
+            parent = opts["parent_pid"]
             try:
-                sweep_forever(opts["every"])
+                sweep_forever(opts["every"], stop=None if parent is None else lambda: gone(parent))
             except KeyboardInterrupt:
                 return
         else:
