@@ -26,7 +26,9 @@ _CEILING = threading.Lock()
 
 
 class RunLimitExceeded(QueuecastError):
-    """A run went past its memory ceiling or its time limit."""
+    """A run went past its memory ceiling or its time limit (a request: HTTP 503)."""
+
+    status_code = 503
 
 
 def address_space_bytes() -> int:
