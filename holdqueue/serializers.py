@@ -47,7 +47,7 @@ class SiteSerializer(serializers.ModelSerializer):
 
 class SiteCreateSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
-    backend = serializers.ChoiceField(choices=[b for b, _ in Site.BACKENDS])
+    backend = serializers.ChoiceField(choices=Site.BACKENDS)
     machine_procs = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False)
     partition = serializers.CharField(max_length=100, required=False, default="", allow_blank=True)
     config = serializers.DictField(required=False, default=dict)
@@ -225,13 +225,13 @@ class HeldJobSerializer(serializers.ModelSerializer):
         return job.name if self._sees(job) else ""
 
 
-class RangeSerializer(serializers.Serializer):
+class SiteRangeSerializer(serializers.Serializer):
     low_s = serializers.FloatField()
     high_s = serializers.FloatField()
     probability = serializers.FloatField()
 
 
-class WaitAnswerSerializer(serializers.Serializer):
+class SiteWaitSerializer(serializers.Serializer):
     point_s = serializers.FloatField()
     low_s = serializers.FloatField()
     high_s = serializers.FloatField(help_text="inf is sent as null: the interval is uncalibrated")
@@ -239,19 +239,19 @@ class WaitAnswerSerializer(serializers.Serializer):
     upper_bound_s = serializers.FloatField(allow_null=True)
 
 
-class RuntimeAnswerSerializer(serializers.Serializer):
+class SiteRuntimeSerializer(serializers.Serializer):
     point_s = serializers.FloatField()
     level = serializers.CharField()
     support = serializers.IntegerField()
-    ranges = RangeSerializer(many=True)
+    ranges = SiteRangeSerializer(many=True)
 
 
-class ResponseAnswerSerializer(serializers.Serializer):
+class SiteResponseSerializer(serializers.Serializer):
     point_s = serializers.FloatField()
-    ranges = RangeSerializer(many=True)
+    ranges = SiteRangeSerializer(many=True)
 
 
-class PredictAnswerSerializer(serializers.Serializer):
+class SitePredictAnswerSerializer(serializers.Serializer):
     site = serializers.CharField()
     at = serializers.DateTimeField()
     procs = serializers.IntegerField()
@@ -260,8 +260,8 @@ class PredictAnswerSerializer(serializers.Serializer):
     predicted_start_s = serializers.FloatField(help_text="seconds after `at`")
     predicted_end = serializers.DateTimeField()
     predicted_end_s = serializers.FloatField(help_text="seconds after `at`")
-    wait = WaitAnswerSerializer()
-    runtime = RuntimeAnswerSerializer()
-    response = ResponseAnswerSerializer()
+    wait = SiteWaitSerializer()
+    runtime = SiteRuntimeSerializer()
+    response = SiteResponseSerializer()
     method = serializers.DictField(child=serializers.CharField(allow_null=True))
     accuracy = serializers.DictField()

@@ -16,7 +16,7 @@ from holdqueue.serializers import (
     HeldJobSerializer,
     JobCreateSerializer,
     LiveStatusSerializer,
-    PredictAnswerSerializer,
+    SitePredictAnswerSerializer,
     PredictSerializer,
     QueueSerializer,
     SiteCreateSerializer,
@@ -67,13 +67,13 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     def queue(self, request: Request, pk: str | None = None) -> Response:
         return Response(QueueSerializer(live.queue_body(self.get_object())).data)
 
-    @extend_schema(request=PredictSerializer, responses={200: PredictAnswerSerializer})
+    @extend_schema(request=PredictSerializer, responses={200: SitePredictAnswerSerializer})
     @action(detail=True, methods=["post"])
     def predict(self, request: Request, pk: str | None = None) -> Response:
         query = PredictSerializer(data=request.data)
         query.is_valid(raise_exception=True)
         answer = predict.predict_for_query(self.get_object(), request.user, query.validated_data)
-        return Response(PredictAnswerSerializer(answer).data)
+        return Response(SitePredictAnswerSerializer(answer).data)
 
     @extend_schema(responses={200: HeldJobSerializer(many=True)})
     @action(detail=True, methods=["get"])
