@@ -16,11 +16,11 @@ from holdqueue.serializers import (
     HeldJobSerializer,
     JobCreateSerializer,
     LiveStatusSerializer,
-    SitePredictAnswerSerializer,
     PredictSerializer,
     QueueSerializer,
     SiteCreateSerializer,
     SiteJobSerializer,
+    SitePredictAnswerSerializer,
     SiteSerializer,
     SiteStatusSerializer,
 )
