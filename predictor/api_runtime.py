@@ -8,7 +8,7 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from predictor import services_runtime
+from predictor import services_predict, services_runtime
 from predictor.serializers_runtime import (
     LoadFunctionsSerializer,
     RuntimeAnswerSerializer,
@@ -20,13 +20,13 @@ from traces.models import Trace
 class RuntimePredictionViewSet(viewsets.ViewSet):
     """Runtime rangeSets on a stored trace (any logged-in user: a read of the trace)."""
 
-    @extend_schema(request=RuntimeQuerySerializer, responses=RuntimeAnswerSerializer)
+    @extend_schema(request=RuntimeQuerySerializer, responses={200: RuntimeAnswerSerializer})
     def create(self, request: Request, trace_pk: str) -> Response:
         """Predict the runtime ranges of a job submitted at ``at`` (seconds)."""
         trace = get_object_or_404(Trace, pk=trace_pk)
         query = RuntimeQuerySerializer(data=request.data, context={"trace": trace})
         query.is_valid(raise_exception=True)
-        answer = services_runtime.predict_runtime(trace, query.validated_data)
+        answer = services_predict.predict_runtime(trace, query.validated_data)
         return Response(RuntimeAnswerSerializer(answer).data)
 
 

@@ -8,7 +8,7 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from predictor import services_wait
+from predictor import services_predict
 from predictor.serializers_wait import WaitAnswerSerializer, WaitQuerySerializer
 from traces.models import Trace
 
@@ -16,13 +16,13 @@ from traces.models import Trace
 class WaitPredictionViewSet(viewsets.ViewSet):
     """Queue-wait predictions on a stored trace (any logged-in user)."""
 
-    @extend_schema(request=WaitQuerySerializer, responses=WaitAnswerSerializer)
+    @extend_schema(request=WaitQuerySerializer, responses={200: WaitAnswerSerializer})
     def create(self, request: Request, trace_pk: str) -> Response:
         """Predict how long a job submitted at ``at`` would wait (seconds)."""
         trace = get_object_or_404(Trace, pk=trace_pk)
         query = WaitQuerySerializer(data=request.data, context={"trace": trace})
         query.is_valid(raise_exception=True)
-        answer = services_wait.predict_wait(trace, query.validated_data)
+        answer = services_predict.predict_wait(trace, query.validated_data)
         return Response(WaitAnswerSerializer(answer).data)
 
 

@@ -20,7 +20,11 @@ class RangeSerializer(serializers.Serializer):
 class RuntimeAnswerSerializer(serializers.Serializer):
     ranges = RangeSerializer(many=True, help_text="Disjoint runtime ranges, sorted by low_s.")
     point_s = serializers.FloatField(help_text="sum of probability x range median, seconds.")
-    level = serializers.CharField(help_text="History level used: tuple, user, size, all, none.")
+    level = serializers.CharField(
+        help_text="History level that answered: tuple (the request's user, size, queue, "
+        "group), else the fallbacks user, size, all, or none (no finished job yet)."
+    )
+    method = serializers.CharField(help_text="The runtime method that answered (rangeset).")
     support = serializers.IntegerField(help_text="Relevant history jobs behind the ranges.")
     at = serializers.FloatField()
 

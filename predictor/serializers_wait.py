@@ -18,11 +18,13 @@ class WaitQuerySerializer(JobQuerySerializer):
 
 
 class WaitAnswerSerializer(serializers.Serializer):
-    wait_s = serializers.FloatField(help_text="APQ's predicted wait, seconds.")
+    wait_s = serializers.FloatField(help_text="Predicted wait, seconds.")
+    method = serializers.CharField(help_text="The wait method that answered (APQ).")
     predictor = serializers.CharField(allow_null=True, help_text="Which APQ predictor answered.")
     support = serializers.IntegerField(allow_null=True, help_text="History jobs behind it.")
-    qbets_upper_s = serializers.FloatField(help_text="QBETS 0.95-quantile bound, seconds.")
-    qbets_point_s = serializers.FloatField(help_text="QBETS median point, seconds.")
+    qbets_upper_s = serializers.FloatField(
+        allow_null=True, help_text="QBETS 0.95-quantile bound, seconds."
+    )
     at = serializers.FloatField()
 
 

@@ -1,48 +1,39 @@
-"""Glue for runtime prediction: evaluation runs, single rangeSet predictions, load functions.
+"""Glue for runtime prediction: evaluation runs and the learned load functions of a trace.
 
-The numeric work lives in ``predictor.core`` (``rangeset``, ``runtime_peers``, ``smith``,
-``runtime_eval``); here traces are loaded, fitted models are kept per trace in a small
-in-process LRU, and results are stored on ``EvaluationRun`` rows.
+The numeric work lives in ``predictor.core.runtime``; single predictions go through the
+trace's one fitted bundle (:mod:`predictor.services_predict`); evaluation results are stored
+on ``EvaluationRun`` rows.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
 from typing import Any
 
-from predictor.core.runtime.evaluate import METHODS, evaluate_runtime
-from predictor.core.runtime.history import RuntimeContext, build_context
+from predictor.core.runtime.evaluate import evaluate_runtime
 from predictor.core.runtime.load_functions import LoadFunction
 from predictor.core.runtime.params import RuntimeParams
-from predictor.core.runtime.rangeset import RangeSet, RangeSetPredictor
-from predictor.fitted_cache import FittedCache
+from predictor.core.runtime.registry import parse_methods as parse_names
 from predictor.models import EvaluationRun
-from queuecast.errors import ConflictError, InvalidInput
-from queuecast.longrun import Status
+from predictor.services_predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
+from predictor.services_predict import (
+    bundle_for,
+    predict_runtime,  # noqa: F401  (the pages' entry)
+)
+from queuecast.errors import InvalidInput
 from traces.core.swf import SwfTrace, read_swf
 from traces.models import Trace
 from traces.services import swf_trace_for
-
-CACHE_SIZE = 4
-
 
 # --- evaluation runs ------------------------------------------------------------------------
 
 
 def parse_methods(methods: list[str] | str | None) -> list[str]:
-    """Method names from a list or a comma-separated string; unknown names raise
-    ``InvalidInput`` naming the field."""
-    if methods is None or methods == "" or methods == []:
-        return list(METHODS)
-    names = methods.split(",") if isinstance(methods, str) else list(methods)
-    names = [n.strip() for n in names if n.strip()]
-    unknown = [n for n in names if n not in METHODS]
-    if unknown or not names:
-        raise InvalidInput(
-            f"unknown runtime methods {unknown}; choose from {', '.join(METHODS)}", field="methods"
-        )
-    return list(dict.fromkeys(names))
+    """Method names from a list or a comma-separated string (all when empty); unknown names
+    raise ``InvalidInput`` (400) naming the field."""
+    try:
+        return parse_names(methods)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), field="methods") from exc
 
 
 def params_of(run_params: dict[str, Any]) -> RuntimeParams:
@@ -84,71 +75,17 @@ def store_result(run_id: int, evaluation: dict[str, Any]) -> None:
     EvaluationRun.finish(run_id, result=evaluation["methods"], params={**run.params, **meta})
 
 
-# --- fitted traces for the API --------------------------------------------------------------
-
-
-@dataclass
-class FittedRuntime:
-    ctx: RuntimeContext
-    model: RangeSetPredictor
-    fit_s: float
-
-
-MODELS: FittedCache[FittedRuntime] = FittedCache(CACHE_SIZE, lambda trace: fit_trace(trace))
-
-
-def fit_trace(trace: Trace) -> FittedRuntime:
-    """Context and load functions of a stored trace (functions from the first 20 %)."""
-    started = time.perf_counter()
-    swf = swf_trace_for(trace)
-    procs = float(trace.machine_procs or swf.machine_procs or 1)
-    ctx = build_context(swf.jobs, procs, RuntimeParams())
-    model = RangeSetPredictor().fit(ctx)
-    return FittedRuntime(ctx=ctx, model=model, fit_s=time.perf_counter() - started)
-
-
-def _ready(trace: Trace) -> FittedRuntime:
-    if trace.status != Status.DONE:
-        raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")
-    return MODELS.get(trace)
-
-
-def predict_runtime(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
-    """The rangeSet for a request submitted at ``query["at"]`` (only what was known then)."""
-    fitted = _ready(trace)
-    codes = fitted.ctx.key_codes(
-        int(query["user_id"]),
-        int(query["requested_procs"]),
-        int(query["queue_id"]),
-        int(query["group_id"]),
-    )
-    rs = fitted.model.predict_one(
-        fitted.ctx, codes, float(query["at"]), float(query["requested_time"])
-    )
-    return rangeset_body(rs, float(query["at"]))
-
-
-def rangeset_body(rs: RangeSet, at: float) -> dict[str, Any]:
-    ranges = [
-        {"low_s": float(lo), "high_s": float(hi), "probability": float(p)}
-        for lo, hi, p in zip(rs.low_s, rs.high_s, rs.probability, strict=True)
-    ]
-    return {
-        "ranges": ranges,
-        "point_s": rs.point_s,
-        "level": rs.level,
-        "support": rs.support,
-        "at": at,
-    }
+# --- learned load functions -----------------------------------------------------------------
 
 
 def load_functions(trace: Trace) -> dict[str, Any]:
-    """The learned load functions of a trace, with how they were learned."""
-    fitted = _ready(trace)
+    """The load functions the trace's rangeSet method learned, with how they were learned."""
+    bundle = bundle_for(trace)
+    functions = getattr(bundle.runtime, "functions_", [])
     return {
-        "tune_jobs": fitted.ctx.n_tune,
-        "machine_procs": fitted.ctx.machine_procs,
-        "functions": [function_body(f) for f in fitted.model.functions_],
+        "tune_jobs": bundle.runtime_ctx.n_tune,
+        "machine_procs": bundle.runtime_ctx.machine_procs,
+        "functions": [function_body(f) for f in functions],
     }
 
 

@@ -9,10 +9,12 @@ from sklearn.cluster import DBSCAN
 from sklearn.linear_model import Ridge
 
 from predictor.core.state import histograms as hg
+from predictor.core.state.request import JobRequest
+from predictor.core.state.snapshot import from_log
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait import apq_distance as dist
 from predictor.core.wait import apq_predictors as pred
-from predictor.core.wait.apq import APQ, predict_single
+from predictor.core.wait.apq import APQ
 from predictor.core.wait.apq_structure import check_structure, cluster_labels, point_metric
 from predictor.core.wait.types import WaitContext
 from tests.core.test_state import make_jobs
@@ -88,10 +90,13 @@ def test_weighted_median_of_k_nearest():
 def test_forced_chains_name_their_predictors(trace):
     ctx = context(trace, 300)
     targets = np.arange(350, 700, 11)
-    spec = APQ(history_size=400, chain="spec", k=1, spread_threshold=np.inf).predict(ctx, targets)
-    median = APQ(history_size=400, chain="median", k=10, spread_threshold=np.inf).predict(
-        ctx, targets
+    spec = (
+        APQ(history_size=400, chain="spec", k=1, spread_threshold=np.inf)
+        .fit(ctx)
+        .predict_rows(targets)
     )
+    median = APQ(history_size=400, chain="median", k=10, spread_threshold=np.inf)
+    median = median.fit(ctx).predict_rows(targets)
     assert "weighted_median" not in set(spec.predictor)
     assert not {"regression", "weighted_avg"} & set(median.predictor)
     same = spec.predictor == "stddev"
@@ -187,7 +192,7 @@ def test_apq_reports_predictor_and_support_per_target(trace):
     ctx = context(trace, 300)
     apq = APQ(history_size=400, tune_targets=60).fit(ctx)
     targets = np.arange(300, 700, 7)
-    got = apq.predict(ctx, targets)
+    got = apq.predict_rows(targets)
     assert got.wait_s.shape == targets.shape and np.all(got.wait_s >= 0)
     assert set(got.predictor) <= {
         "stddev",
@@ -202,7 +207,7 @@ def test_apq_reports_predictor_and_support_per_target(trace):
 
 def test_apq_falls_back_to_median_when_history_is_short(trace):
     ctx = context(trace, 100)
-    got = APQ(k=1, spread_threshold=np.inf).fit(ctx).predict(ctx, np.array([5, 20]))
+    got = APQ(k=1, spread_threshold=np.inf).fit(ctx).predict_rows(np.array([5, 20]))
     assert list(got.predictor) == ["fallback_median", "fallback_median"]
     a = ctx.state.arrays
     started = [j for j in range(20) if a.present[j] and a.start[j] <= a.submit[20]]
@@ -214,8 +219,8 @@ def test_apq_falls_back_to_median_when_history_is_short(trace):
 
 def test_apq_is_deterministic(trace):
     ctx = context(trace, 300)
-    first = APQ(history_size=400, tune_targets=50).fit(ctx).predict(ctx, np.arange(400, 700, 13))
-    second = APQ(history_size=400, tune_targets=50).fit(ctx).predict(ctx, np.arange(400, 700, 13))
+    first = APQ(history_size=400, tune_targets=50).fit(ctx).predict_rows(np.arange(400, 700, 13))
+    second = APQ(history_size=400, tune_targets=50).fit(ctx).predict_rows(np.arange(400, 700, 13))
     np.testing.assert_array_equal(first.wait_s, second.wait_s)
     np.testing.assert_array_equal(first.predictor, second.predictor)
 
@@ -224,7 +229,7 @@ def test_apq_is_deterministic(trace):
 def test_later_jobs_cannot_change_an_earlier_prediction(trace, threshold):
     params = dict(history_size=400, k=5, spread_threshold=threshold)
     targets = np.append(np.arange(320, 450, 9), 450)
-    base = APQ(**params).predict(context(trace, 300), targets)
+    base = APQ(**params).fit(context(trace, 300)).predict_rows(targets)
     changed = trace.copy()
     later = changed.index >= 500
     changed.loc[later, "wait_time"] = changed.loc[later, "wait_time"] * 7 + 3
@@ -237,26 +242,26 @@ def test_later_jobs_cannot_change_an_earlier_prediction(trace, threshold):
     )
     assert pending.sum() > 0
     changed.loc[pending, "wait_time"] += 5000
-    got = APQ(**params).predict(context(changed, 300), targets)
+    got = APQ(**params).fit(context(changed, 300)).predict_rows(targets)
     np.testing.assert_array_equal(got.wait_s, base.wait_s)
     np.testing.assert_array_equal(got.predictor, base.predictor)
     assert not np.array_equal(
-        APQ(**params).predict(context(changed, 300), np.array([520, 560])).wait_s,
+        APQ(**params).fit(context(changed, 300)).predict_rows(np.array([520, 560])).wait_s,
         base.wait_s[:2],
     )
 
 
-def test_predict_single_sees_only_the_past(trace):
+def test_a_request_in_a_snapshot_sees_only_the_past(trace):
     ctx = context(trace, 300)
-    apq = APQ(history_size=400, k=1, spread_threshold=np.inf)
+    apq = APQ(history_size=400, k=1, spread_threshold=np.inf).fit(ctx)
     at = float(trace.submit_time.iat[450]) + 1
-    job = dict(user_id=2, group_id=1, queue_id=-1, requested_procs=4, requested_time=1800)
-    one = predict_single(ctx, job, at, apq)
+    job = JobRequest(user=2, group=1, queue=-1, procs=4, req_time_s=1800, submit_s=at)
+    one = apq.predict(from_log(trace, at, machine_procs=128), [job])
     changed = trace.copy()
-    changed.loc[changed.index > 450, "wait_time"] = 99999
-    again = predict_single(
-        context(changed, 300), job, at, APQ(history_size=400, k=1, spread_threshold=np.inf)
-    )
+    started_later = changed.submit_time + changed.wait_time > at
+    changed.loc[started_later, "wait_time"] += 99999
+    again = APQ(history_size=400, k=1, spread_threshold=np.inf).fit(context(changed, 300))
+    again = again.predict(from_log(changed, at, machine_procs=128), [job])
     assert one.wait_s.shape == (1,) and one.support[0] >= 1
     assert one.wait_s[0] == again.wait_s[0] and one.predictor[0] == again.predictor[0]
 
@@ -264,7 +269,7 @@ def test_predict_single_sees_only_the_past(trace):
 def test_union_histogram_mode_runs_and_differs_only_in_distances(trace):
     ctx = context(trace, 300)
     params = dict(history_size=400, k=1, spread_threshold=-np.inf)
-    fixed = APQ(**params).predict(ctx, np.arange(400, 700, 30))
-    union = APQ(hist_mode="union", **params).predict(ctx, np.arange(400, 700, 30))
+    fixed = APQ(**params).fit(ctx).predict_rows(np.arange(400, 700, 30))
+    union = APQ(hist_mode="union", **params).fit(ctx).predict_rows(np.arange(400, 700, 30))
     assert np.all(union.wait_s >= 0) and set(union.extra["mode"]) == {"distributions"}
     assert fixed.wait_s.shape == union.wait_s.shape

@@ -63,7 +63,7 @@ def trace():
 def test_guarded_apq_answers_fallback_with_its_name(trace, fallback):
     params = dict(history_size=400, k=5, spread_threshold=np.inf, guard=True)
     params |= dict(guard_fallback=fallback, guard_factor=0.0, guard_min_resolved=1)
-    got = APQ(**params).predict(context(trace, 300), np.arange(320, 700, 5))
+    got = APQ(**params).fit(context(trace, 300)).predict_rows(np.arange(320, 700, 5))
     # factor 0: every target with a resolved earlier target of its user switches
     assert got.extra["guarded"].sum() > 0
     assert set(got.predictor[got.extra["guarded"]]) == {f"guard_{fallback}"}
@@ -84,7 +84,7 @@ def test_guard_later_jobs_cannot_change_an_earlier_prediction(trace, scope):
         guard_window=10,
     )
     targets = np.append(np.arange(320, 450, 3), 450)
-    base = APQ(**params).predict(context(trace, 300), targets)
+    base = APQ(**params).fit(context(trace, 300)).predict_rows(targets)
     changed = trace.copy()
     later = changed.index >= 451
     changed.loc[later, "wait_time"] = changed.loc[later, "wait_time"] * 7 + 3
@@ -94,24 +94,24 @@ def test_guard_later_jobs_cannot_change_an_earlier_prediction(trace, scope):
     )
     assert pending.sum() > 0
     changed.loc[pending, "wait_time"] += 50000
-    got = APQ(**params).predict(context(changed, 300), targets)
+    got = APQ(**params).fit(context(changed, 300)).predict_rows(targets)
     np.testing.assert_array_equal(got.wait_s, base.wait_s)
     np.testing.assert_array_equal(got.predictor, base.predictor)
     # Predicting more (later) targets leaves the earlier answers alone, too.
     more = np.append(targets, np.arange(455, 700, 5))
-    longer = APQ(**params).predict(context(trace, 300), more)
+    longer = APQ(**params).fit(context(trace, 300)).predict_rows(more)
     np.testing.assert_array_equal(longer.wait_s[: len(targets)], base.wait_s)
     assert base.extra["guarded"].any() or longer.extra["guarded"].any()
 
 
 def test_guard_is_off_by_default_and_rejects_unknown_settings(trace):
     ctx, targets = context(trace, 300), np.arange(320, 400, 9)
-    plain = APQ(history_size=400, k=5, spread_threshold=np.inf).predict(ctx, targets)
+    plain = APQ(history_size=400, k=5, spread_threshold=np.inf).fit(ctx).predict_rows(targets)
     assert "guarded" not in plain.extra and not any(
         str(n).startswith("guard") for n in plain.predictor
     )
     for bad in (dict(guard_scope="group"), dict(guard_fallback="mean")):
         with pytest.raises(ValueError, match="guard_"):
-            APQ(history_size=400, k=5, spread_threshold=np.inf, guard=True, **bad).predict(
-                ctx, targets
-            )
+            APQ(history_size=400, k=5, spread_threshold=np.inf, guard=True, **bad).fit(
+                ctx
+            ).predict_rows(targets)

@@ -51,8 +51,8 @@ def test_ibl_learns_a_wait_that_depends_on_the_user():
     targets = np.arange(600, 1500, 3)
     ibl = IBL(n_iter=15, tune_targets=80, history_size=500).fit(ctx)
     actual = jobs["wait_time"].to_numpy()[targets]
-    ibl_err = np.mean(np.abs(ibl.predict(ctx, targets).wait_s - actual))
-    zero_err = np.mean(np.abs(ZeroWait().fit(ctx).predict(ctx, targets).wait_s - actual))
+    ibl_err = np.mean(np.abs(ibl.predict_rows(targets).wait_s - actual))
+    zero_err = np.mean(np.abs(ZeroWait().fit(ctx).predict_rows(targets).wait_s - actual))
     assert ibl_err < 0.3 * zero_err
 
 
@@ -71,9 +71,11 @@ def test_changing_a_later_job_leaves_earlier_predictions_unchanged():
     ctx = make_ctx(jobs, n_tune=300)
     ibl = IBL(n_iter=5, tune_targets=40).fit(ctx)
     targets = np.arange(300, 600)
-    before = ibl.predict(ctx, targets).wait_s
+    before = ibl.predict_rows(targets).wait_s
     later = jobs.copy()
     later.loc[600:, "wait_time"] = 1e7
     later.loc[600:, "user_id"] = 99
-    after = ibl.predict(make_ctx(later, n_tune=300), targets).wait_s
+    after = (
+        IBL(n_iter=5, tune_targets=40).fit(make_ctx(later, n_tune=300)).predict_rows(targets).wait_s
+    )
     np.testing.assert_array_equal(before, after)

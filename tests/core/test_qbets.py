@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from predictor.core.state.request import JobRequest
+from predictor.core.state.snapshot import from_log
 from predictor.core.wait.qbets import QBETS, bound_indices, min_history, miss_run_to_trim
 from tests.core.wait_fakes import make_ctx, make_jobs
 
@@ -36,7 +38,7 @@ def _constant_group_trace(n=400, wait=500.0):
 
 def test_bound_and_point_equal_a_constant_history_wait():
     jobs = _constant_group_trace()
-    pred = QBETS().fit(make_ctx(jobs)).predict(make_ctx(jobs), np.array([300, 399]))
+    pred = QBETS().fit(make_ctx(jobs)).predict_rows(np.array([300, 399]))
     assert np.all(pred.upper_s == 500.0) and np.all(pred.wait_s == 500.0)
     assert list(pred.predictor) == ["group", "group"]
 
@@ -46,7 +48,7 @@ def test_short_group_history_borrows_the_pooled_history():
     jobs.loc[:, ["requested_procs", "allocated_procs"]] = 1
     jobs.loc[299, ["requested_procs", "allocated_procs"]] = 100  # the only 65+ job
     ctx = make_ctx(jobs)
-    pred = QBETS().fit(ctx).predict(ctx, np.array([299, 10]))
+    pred = QBETS().fit(ctx).predict_rows(np.array([299, 10]))
     assert pred.predictor[0] == "pooled"
     assert pred.predictor[1] == "pooled_max"  # fewer than 59 known jobs at row 10
 
@@ -55,7 +57,7 @@ def test_change_point_trims_history_so_bound_follows_a_jump():
     jobs = _constant_group_trace(n=1100, wait=10.0)
     jobs.loc[1000:, "wait_time"] = 10_000.0
     ctx = make_ctx(jobs)
-    pred = QBETS().fit(ctx).predict(ctx, np.array([1099]))
+    pred = QBETS().fit(ctx).predict_rows(np.array([1099]))
     # without trimming, 1000 old waits of 10 s would hold the 0.95 bound at 10 s
     assert pred.upper_s[0] == 10_000.0
     assert pred.support[0] < 200
@@ -65,7 +67,7 @@ def test_bound_covers_about_q_of_stationary_waits():
     jobs = make_jobs(3000, seed=3)
     ctx = make_ctx(jobs)
     targets = np.arange(600, 3000)
-    pred = QBETS().fit(ctx).predict(ctx, targets)
+    pred = QBETS().fit(ctx).predict_rows(targets)
     coverage = np.mean(jobs["wait_time"].to_numpy()[targets] <= pred.upper_s)
     assert coverage > 0.9
 
@@ -73,11 +75,11 @@ def test_bound_covers_about_q_of_stationary_waits():
 def test_changing_a_later_job_leaves_earlier_predictions_unchanged():
     jobs = make_jobs(800)
     targets = np.arange(200, 500)
-    before = QBETS().fit(make_ctx(jobs)).predict(make_ctx(jobs), targets)
+    before = QBETS().fit(make_ctx(jobs)).predict_rows(targets)
     later = jobs.copy()
     later.loc[500:, "wait_time"] *= 50
     later.loc[500:, "requested_procs"] = 1
-    after = QBETS().fit(make_ctx(later)).predict(make_ctx(later), targets)
+    after = QBETS().fit(make_ctx(later)).predict_rows(targets)
     np.testing.assert_array_equal(before.upper_s, after.upper_s)
     np.testing.assert_array_equal(before.wait_s, after.wait_s)
 
@@ -88,15 +90,16 @@ def test_a_target_never_sees_its_own_wait():
     jobs.loc[199, "submit_time"] = jobs.loc[198, "submit_time"]  # tie at the same instant
     ctx = make_ctx(jobs)
     qb = QBETS().fit(ctx)
-    assert qb.predict(ctx, np.array([199])).support[0] == 199  # rows 0..198, not itself
+    assert qb.predict_rows(np.array([199])).support[0] == 199  # rows 0..198, not itself
 
 
-def test_predict_at_answers_like_a_new_job_after_the_known_history():
+def test_a_request_after_the_log_sees_the_whole_known_history():
     jobs = make_jobs(600)
     ctx = make_ctx(jobs)
     qb = QBETS().fit(ctx)
     at = float(jobs["submit_time"].iloc[-1]) + 10 * 86400  # everything has started by then
-    single = qb.predict_at(ctx, 8, at)
+    request = JobRequest(user=1, procs=8, req_time_s=600, submit_s=at)
+    single = qb.predict(from_log(jobs, at, machine_procs=128), [request])
     sizes = jobs["requested_procs"].to_numpy()
     waits = np.sort(jobs["wait_time"].to_numpy()[(sizes >= 5) & (sizes <= 16)])
     assert single.support[0] <= waits.size

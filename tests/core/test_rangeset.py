@@ -10,7 +10,6 @@ from predictor.core.runtime.history import build_context
 from predictor.core.runtime.params import RuntimeParams
 from predictor.core.runtime.rangeset import (
     RangeSet,
-    RangeSetPredictor,
     cap_ranges,
     clip_ranges,
     compact_ranges,
@@ -19,6 +18,9 @@ from predictor.core.runtime.rangeset import (
     relevant_count,
     shifted_values,
 )
+from predictor.core.runtime.rangeset_predictor import RangeSetPredictor
+from predictor.core.state.request import JobRequest
+from predictor.core.state.snapshot import from_log
 from tests.core.test_load import make_jobs
 
 
@@ -140,7 +142,8 @@ def _history_trace(extra: list[dict] | None = None):  # noqa: ANN202
 def _predict(jobs, user: int, size: int, t: float, req: float = 1000.0) -> RangeSet:  # noqa: ANN001
     ctx = build_context(jobs, 8, RuntimeParams(), n_tune=4)
     model = RangeSetPredictor().fit(ctx)
-    return model.predict_one(ctx, ctx.key_codes(user, size, 1, 1), t, req)
+    request = JobRequest(user=user, procs=size, queue=1, group=1, req_time_s=req, submit_s=t)
+    return model.predict(from_log(ctx.jobs, t, machine_procs=8), [request]).ranges[0]
 
 
 def test_tuple_history_answers_with_ranges_around_past_runtimes() -> None:

@@ -7,19 +7,29 @@ import numpy as np
 import pytest
 
 from predictor.core.runtime.history import build_context
-from predictor.core.runtime.peers import (
-    BaselineRange,
-    LiKnnPredictor,
-    QuantileGBRange,
-    RequestedTime,
-    TsafrirPredictor,
-    aae_range,
-)
+from predictor.core.runtime.li import LiKnnPredictor
+from predictor.core.runtime.peers import BaselineRange, PointMethod, RequestedTime, TsafrirPredictor
+from predictor.core.runtime.quantile import QuantileGBRange
+from predictor.core.runtime.targets import RuntimeTargets
 from tests.core.test_load import make_jobs
 
 
 def _ctx(rows: list[dict], n_tune: int = 1):  # noqa: ANN202
     return build_context(make_jobs(rows), 8, n_tune=n_tune)
+
+
+def targets_of(ctx, index: list[int]) -> RuntimeTargets:  # noqa: ANN001
+    return RuntimeTargets.from_rows(ctx, np.array(index))
+
+
+class FixedPoints(PointMethod):
+    """A point method answering a given point per log row (to test the AAE range alone)."""
+
+    def __init__(self, by_row: np.ndarray) -> None:
+        self.by_row = by_row
+
+    def points(self, targets: RuntimeTargets, progress: object) -> np.ndarray:
+        return self.by_row[targets.rows]
 
 
 # User 1: runtimes 100, 300, then a target at t=5000 with requested time 150.
@@ -33,7 +43,7 @@ TSAFRIR_ROWS = [
 
 def test_tsafrir_averages_the_last_two_and_caps_by_the_request() -> None:
     ctx = _ctx(TSAFRIR_ROWS)
-    points = TsafrirPredictor().fit(ctx).points(ctx, np.array([1, 2, 3]))
+    points = TsafrirPredictor().fit(ctx).points(targets_of(ctx, [1, 2, 3]), None)
     # Row 1: only 100 known; row 2: (100 + 300) / 2 = 200 capped at 150; row 3: new user ->
     # its requested time.
     np.testing.assert_allclose(points, [100, 150, 700])
@@ -41,8 +51,8 @@ def test_tsafrir_averages_the_last_two_and_caps_by_the_request() -> None:
 
 def test_baseline_is_min_max_of_the_tuple_history() -> None:
     ctx = _ctx(TSAFRIR_ROWS)
-    pred = BaselineRange().fit(ctx).predict(ctx, np.array([2]))
-    assert (pred.low_s[0], pred.high_s[0], pred.point_s[0]) == (100, 300, 200)
+    pred = BaselineRange().fit(ctx).predict_rows(np.array([2])).ranges[0]
+    assert (pred.low_s[0], pred.high_s[0], pred.point_s) == (100, 300, 200)
 
 
 def test_baseline_ignores_jobs_still_running() -> None:
@@ -52,21 +62,21 @@ def test_baseline_ignores_jobs_still_running() -> None:
         {"submit_time": 200, "run_time": 10},
     ]
     ctx = _ctx(rows)
-    pred = BaselineRange().predict(ctx, np.array([2]))
+    pred = BaselineRange().fit(ctx).predict_rows(np.array([2])).ranges[0]
     assert (pred.low_s[0], pred.high_s[0]) == (100, 100)
 
 
 def test_requested_time_is_the_point() -> None:
     ctx = _ctx(TSAFRIR_ROWS)
-    assert RequestedTime().points(ctx, np.array([2, 3])).tolist() == [150, 700]
+    assert RequestedTime().fit(ctx).points(targets_of(ctx, [2, 3]), None).tolist() == [150, 700]
 
 
 def test_aae_range_is_centred_on_the_point_with_the_history_error_as_width() -> None:
     ctx = _ctx(TSAFRIR_ROWS)
     points = np.array([150.0, 200.0, 400.0, 10.0])  # errors on history: 50, 100
-    pred = aae_range(ctx, np.array([2]), points)
+    pred = FixedPoints(points).fit(ctx).predict_rows(np.array([2])).ranges[0]
     assert (pred.low_s[0], pred.high_s[0]) == (150.0, 150.0)  # [362.5, 437.5] clipped
-    pred = aae_range(ctx, np.array([2]), np.array([150.0, 200.0, 100.0, 10.0]))
+    pred = FixedPoints(np.array([150.0, 200.0, 100.0, 10.0])).fit(ctx).predict_rows([2]).ranges[0]
     assert (pred.low_s[0], pred.high_s[0]) == pytest.approx((62.5, 137.5))
 
 
@@ -96,7 +106,7 @@ def test_li_knn_prefers_the_same_user_and_size() -> None:
         }
     ]
     ctx = _ctx(rows)
-    point = LiKnnPredictor(k=3).fit(ctx).points(ctx, np.array([10]))
+    point = LiKnnPredictor(k=3).fit(ctx).points(targets_of(ctx, [10]), None)
     assert point[0] == pytest.approx(100.0)
 
 
@@ -106,15 +116,15 @@ def test_quantile_range_uses_only_jobs_ended_before_the_target() -> None:
         for i in range(60)
     ]
     rows.append({"submit_time": 100 * 60, "run_time": 52, "requested_time": 5000})
-    ctx = _ctx(rows)
+    ctx = _ctx(rows, n_tune=60)  # one model, trained at the tuning end (row 60)
     model = QuantileGBRange(n_retrain=1, max_iter=20).fit(ctx)
-    pred = model.predict(ctx, np.array([60]))
-    assert 49 <= pred.low_s[0] <= pred.point_s[0] <= pred.high_s[0] <= 55
+    pred = model.predict_rows(np.array([60])).ranges[0]
+    assert 49 <= pred.low_s[0] <= pred.point_s <= pred.high_s[0] <= 55
     future = [dict(r) for r in rows]
     future[-1]["run_time"] = 99999.0  # the target's own runtime is never training data
-    ctx2 = _ctx(future)
-    pred2 = QuantileGBRange(n_retrain=1, max_iter=20).fit(ctx2).predict(ctx2, np.array([60]))
-    assert pred2.point_s[0] == pytest.approx(pred.point_s[0])
+    ctx2 = _ctx(future, n_tune=60)
+    pred2 = QuantileGBRange(n_retrain=1, max_iter=20).fit(ctx2).predict_rows([60]).ranges[0]
+    assert pred2.point_s == pytest.approx(pred.point_s)
 
 
 def test_metrics_by_hand() -> None:

@@ -7,8 +7,16 @@ import pytest
 from scipy import stats
 
 from predictor.core.runtime.history import build_context
-from predictor.core.runtime.smith import SmithTemplates, attribute_frame, choose, template_stats
+from predictor.core.runtime.smith import SmithTemplates, Template, attribute_frame, choose
+from predictor.core.runtime.targets import RuntimeTargets
 from tests.core.test_load import make_jobs
+
+
+def user_template(ctx, row: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """The user template's mean and CI width for log row ``row`` at its arrival."""
+    every = RuntimeTargets.from_rows(ctx, np.arange(len(ctx.run_s)))
+    attrs = attribute_frame(every.requests)
+    return Template(attrs, ("user_id",), ctx).stats(RuntimeTargets.from_rows(ctx, [row]), attrs)
 
 
 def test_template_stats_give_the_mean_and_90_percent_interval() -> None:
@@ -17,14 +25,7 @@ def test_template_stats_give_the_mean_and_90_percent_interval() -> None:
         + [{"submit_time": 100, "run_time": 5}]
     )
     ctx = build_context(jobs, 8, n_tune=1)
-    mean, width = template_stats(
-        attribute_frame(ctx),
-        ctx.known_end_s,
-        ctx.run_s,
-        ("user_id",),
-        np.array([3]),
-        np.array([100.0]),
-    )
+    mean, width = user_template(ctx, 3)
     assert mean[0] == pytest.approx(20.0)
     expected = 2 * stats.t.ppf(0.95, 2) * 10 / np.sqrt(3)
     assert width[0] == pytest.approx(expected)
@@ -33,14 +34,7 @@ def test_template_stats_give_the_mean_and_90_percent_interval() -> None:
 def test_a_category_of_one_job_gives_no_interval() -> None:
     jobs = make_jobs([{"submit_time": 0, "run_time": 10}, {"submit_time": 100, "run_time": 5}])
     ctx = build_context(jobs, 8, n_tune=1)
-    _, width = template_stats(
-        attribute_frame(ctx),
-        ctx.known_end_s,
-        ctx.run_s,
-        ("user_id",),
-        np.array([1]),
-        np.array([100.0]),
-    )
+    _, width = user_template(ctx, 1)
     assert np.isinf(width[0])
 
 
@@ -66,5 +60,5 @@ def test_greedy_search_finds_the_template_that_separates_users() -> None:
     ctx = build_context(make_jobs(rows), 8, n_tune=60)
     model = SmithTemplates().fit(ctx)
     assert any("user_id" in t for t in model.templates_)
-    points = model.points(ctx, np.array([70, 71]))
+    points = model.points(RuntimeTargets.from_rows(ctx, np.array([70, 71])), None)
     np.testing.assert_allclose(points, [50, 5000])

@@ -35,7 +35,7 @@ def test_apq_answers_every_real_target_with_support(kth_slice):
     apq = APQ(tune_targets=100).fit(ctx)
     targets = np.arange(1000, 3000, 10)
     targets = targets[ctx.state.arrays.present[targets]]
-    got = apq.predict(ctx, targets)
+    got = apq.predict_rows(targets)
     assert np.all(np.isfinite(got.wait_s)) and np.all(got.wait_s >= 0)
     assert np.all(got.support >= 1)
     assert "fallback_median" not in set(got.predictor)  # 1000 jobs of history is enough

@@ -7,10 +7,10 @@ import pytest
 
 from predictor.core.wait.baselines import RecentMedian, ZeroWait
 from predictor.core.wait.evaluate import evaluate, evaluate_trace, select_targets
-from predictor.core.wait.gbm import WaitGBM, queue_counts
+from predictor.core.wait.gbm import WaitGBM
 from predictor.core.wait.history import KnownHistory, usable_mask
 from predictor.core.wait.registry import FACTORIES, make_methods, parse_methods
-from tests.core.wait_fakes import fake_state, make_ctx, make_jobs
+from tests.core.wait_fakes import make_ctx, make_jobs
 
 
 def _with_oddities():
@@ -73,7 +73,7 @@ def test_evaluate_trace_refuses_a_trace_without_known_waits():
     jobs = make_jobs(50)
     jobs["wait_time"] = -1.0
     with pytest.raises(ValueError, match="no test targets"):
-        evaluate_trace(jobs, 128, {"zero": ZeroWait()}, state=fake_state(jobs))
+        evaluate_trace(jobs, 128, {"zero": ZeroWait()})
 
 
 def test_registry_knows_every_method_and_rejects_unknown_names():
@@ -88,18 +88,8 @@ def test_recent_median_answers_the_median_of_the_size_class():
     jobs["requested_procs"] = jobs["allocated_procs"] = 1
     jobs["wait_time"] = np.arange(300.0) % 3  # 0,1,2 repeating -> median 1
     ctx = make_ctx(jobs)
-    pred = RecentMedian(window=99).fit(ctx).predict(ctx, np.array([250]))
+    pred = RecentMedian(window=99).fit(ctx).predict_rows(np.array([250]))
     assert pred.wait_s[0] == 1.0 and pred.predictor[0] == "class_median"
-
-
-def test_queue_counts_by_hand():
-    jobs = make_jobs(3)
-    jobs["submit_time"] = [0.0, 10.0, 20.0]
-    jobs["wait_time"] = [15.0, 0.0, 0.0]  # row 0 starts at 15
-    jobs["run_time"] = [100.0, 5.0, 1.0]  # row 1 runs 10..15
-    waiting, running = queue_counts(jobs)
-    np.testing.assert_array_equal(waiting, [0, 1, 0])
-    np.testing.assert_array_equal(running, [0, 0, 1])
 
 
 @pytest.mark.parametrize("name", ["median", "gbm"])
@@ -109,10 +99,10 @@ def test_changing_a_later_job_leaves_earlier_predictions_unchanged(name):
     method = FACTORIES[name](0)
     if name == "gbm":
         method = WaitGBM(retrain_every=100, max_iter=20)
-    before = method.fit(make_ctx(jobs)).predict(make_ctx(jobs), targets).wait_s
+    before = method.fit(make_ctx(jobs)).predict_rows(targets).wait_s
     later = jobs.copy()
     later.loc[500:, "wait_time"] = 1e6
-    after = method.fit(make_ctx(later)).predict(make_ctx(later), targets).wait_s
+    after = method.fit(make_ctx(later)).predict_rows(targets).wait_s
     np.testing.assert_array_equal(before, after)
     assert usable_mask(later)[0].all()
 
@@ -122,7 +112,7 @@ def test_gbm_retrains_on_a_schedule_and_beats_zero_on_learnable_waits():
     ctx = make_ctx(jobs, n_tune=400)
     targets = np.arange(400, 1500)
     actual = jobs["wait_time"].to_numpy()[targets]
-    pred = WaitGBM(retrain_every=500, max_iter=50).fit(ctx).predict(ctx, targets).wait_s
+    pred = WaitGBM(retrain_every=500, max_iter=50).fit(ctx).predict_rows(targets).wait_s
     assert np.mean(np.abs(pred - actual)) < np.mean(actual)
 
 
@@ -130,10 +120,10 @@ def test_simulated_start_ignores_jobs_submitted_later():
     jobs = make_jobs(400)
     targets = np.arange(100, 250, 5)
     sim = FACTORIES["sim"](0)
-    before = sim.fit(make_ctx(jobs)).predict(make_ctx(jobs), targets).wait_s
+    before = sim.fit(make_ctx(jobs)).predict_rows(targets).wait_s
     later = jobs.copy()
     later.loc[250:, "wait_time"] = 1e6
     later.loc[250:, "requested_procs"] = later.loc[250:, "allocated_procs"] = 128
-    after = sim.fit(make_ctx(later)).predict(make_ctx(later), targets).wait_s
+    after = sim.fit(make_ctx(later)).predict_rows(targets).wait_s
     np.testing.assert_array_equal(before, after)
     assert np.all(before >= 0)

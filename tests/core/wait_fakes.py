@@ -1,12 +1,11 @@
-"""Small synthetic traces and a fake state sweep for the queue-wait method tests."""
+"""Small synthetic traces and their contexts for the queue-wait method tests."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from predictor.core.state.sweep import compute_state
 from predictor.core.wait.types import WaitContext
 from traces.core.swf import SWF_FIELDS
 
@@ -39,23 +38,10 @@ def make_jobs(n: int = 600, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
-@dataclass
-class FakeState:
-    """A causal stand-in for ``StateSweep``: each row's summary depends on that row only."""
-
-    summary: np.ndarray
-    summary_names: tuple[str, ...] = tuple(f"f{k}" for k in range(16))
-
-
-def fake_state(jobs: pd.DataFrame) -> FakeState:
-    base = np.column_stack([jobs["requested_procs"], jobs["requested_time"]]).astype(float)
-    return FakeState(summary=np.tile(base, (1, 8)))
-
-
 def make_ctx(jobs: pd.DataFrame, n_tune: int | None = None, state=None) -> WaitContext:  # noqa: ANN001
     return WaitContext(
         jobs=jobs,
-        state=fake_state(jobs) if state is None else state,
+        state=compute_state(jobs) if state is None else state,
         n_tune=len(jobs) // 5 if n_tune is None else n_tune,
         machine_procs=128,
     )

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from predictor.core.runtime.evaluate import METHODS
+from predictor.core.runtime.registry import METHODS
 from predictor.models import EvaluationRun
 from predictor.services_runtime import run_runtime_evaluation
 from tests.service.test_runtime_api import write_synthetic_swf

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
 
-from predictor import services_wait
+from predictor import services_predict
 from predictor.models import EvaluationRun
 from tests.core.wait_fakes import make_jobs
 from tests.service.traces_support import api_for, make_user
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def trace(tmp_path: Path):  # noqa: ANN201
     path = tmp_path / "demo.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
-    services_wait.MODELS.clear()
+    services_predict.BUNDLES.clear()
     return ingest_swf(path, name="demo")
 
 
@@ -45,18 +46,37 @@ def test_prediction_answers_apq_with_the_qbets_bound_beside_it(trace, alice):
     res = predict(api_for(alice), trace.pk, job(trace))
     assert res.status_code == 200, res.json()
     body = res.json()
-    assert set(body) == {"wait_s", "predictor", "support", "qbets_upper_s", "qbets_point_s", "at"}
+    assert set(body) == {"wait_s", "method", "predictor", "support", "qbets_upper_s", "at"}
     assert body["wait_s"] >= 0 and body["predictor"] and body["support"] >= 0
-    assert body["qbets_upper_s"] >= body["qbets_point_s"] >= 0
+    assert body["method"] == "apq" and body["qbets_upper_s"] >= 0
 
 
-def test_repeated_predictions_reuse_the_fitted_models(trace, alice, monkeypatch):
+def test_wait_and_runtime_predictions_share_one_fitted_bundle(trace, alice, monkeypatch):
     client = api_for(alice)
     predict(client, trace.pk, job(trace))
     calls = []
-    monkeypatch.setattr(services_wait, "fit_trace", lambda t: calls.append(t))
+    monkeypatch.setattr(services_predict.BUNDLES, "fit", lambda t: calls.append(t))
     res = predict(client, trace.pk, job(trace, user_id=3))
     assert res.status_code == 200 and calls == []
+    url = f"/api/traces/{trace.pk}/predictions/runtime"
+    assert client.post(url, job(trace), format="json").status_code == 200 and calls == []
+
+
+def test_a_changed_trace_is_fitted_again(trace, alice):
+    client = api_for(alice)
+    predict(client, trace.pk, job(trace))
+    first = services_predict.bundle_for(trace)
+    trace.finished_at = trace.finished_at + dt.timedelta(seconds=1)  # re-ingested
+    trace.save(update_fields=["finished_at"])
+    assert services_predict.bundle_for(trace) is not first
+    assert services_predict.bundle_for(trace) is services_predict.bundle_for(trace)
+
+
+def test_both_prediction_posts_answer_200_in_the_schema(alice):
+    paths = api_for(alice).get("/api/schema/", {"format": "json"}).json()["paths"]
+    for kind in ("wait", "runtime"):
+        post = paths[f"/api/traces/{{trace_pk}}/predictions/{kind}/"]["post"]
+        assert set(post["responses"]) == {"200"}, kind
 
 
 def test_unknown_trace_is_404(alice):

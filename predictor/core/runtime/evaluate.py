@@ -20,17 +20,8 @@ import pandas as pd
 from predictor.core.runtime.history import RuntimeContext, build_context
 from predictor.core.runtime.metrics import runtime_metrics
 from predictor.core.runtime.params import RuntimeParams
-from predictor.core.runtime.peers import (
-    BaselineRange,
-    LiKnnPredictor,
-    QuantileGBRange,
-    RequestedTime,
-    TsafrirPredictor,
-)
-from predictor.core.runtime.rangeset import RangeSetPredictor
-from predictor.core.runtime.smith import SmithTemplates
+from predictor.core.runtime.registry import METHODS, REFERENCE, make_method, parse_methods
 
-METHODS = ("rangeset", "baseline", "smith", "li", "tsafrir", "requested", "quantile")
 Progress = Callable[[float], None] | None
 
 
@@ -43,62 +34,28 @@ def select_targets(ctx: RuntimeContext, limit: int | None = None) -> np.ndarray:
     return rows
 
 
-def run_rangeset(ctx: RuntimeContext, rows: np.ndarray, progress: Progress = None) -> dict:
-    """Success, length and point of the rangeSet method, plus its fallback levels."""
-    model = RangeSetPredictor().fit(ctx)
-    success, length, point, levels, counts = [], [], [], Counter(), []
-    step = max(rows.size // 200, 1)
-    for i, start in enumerate(range(0, rows.size, step)):
-        for rs, r in zip(
-            model.predict_rows(ctx, rows[start : start + step]),
-            rows[start : start + step],
-            strict=True,
-        ):
-            success.append(rs.contains(ctx.run_s[r]))
-            length.append(rs.length_s)
-            point.append(rs.point_s)
-            levels[rs.level] += 1
-            counts.append(rs.low_s.size)
-        if progress is not None:
-            progress(min(1.0, (i + 1) * step / max(rows.size, 1)))
+def run_method(
+    name: str, ctx: RuntimeContext, rows: np.ndarray, progress: Progress = None, seed: int = 0
+) -> dict:
+    """Fit ``name`` on the context, answer ``rows``: success, length, point and what answered."""
+    model = make_method(name, seed).fit(ctx)
+    pred = model.predict_rows(rows, progress)
     return {
-        "success": np.array(success, dtype=bool),
-        "length": np.array(length),
-        "point": np.array(point),
-        "extra": {
-            "levels": dict(levels),
-            "mean_ranges": float(np.mean(counts or [0])),
-            "load_functions": len(model.functions_),
-        },
-    }
-
-
-def run_peer(name: str, ctx: RuntimeContext, rows: np.ndarray, progress: Progress = None) -> dict:
-    """Success, length and point of a single-range peer."""
-    model = {
-        "baseline": BaselineRange,
-        "smith": SmithTemplates,
-        "li": LiKnnPredictor,
-        "tsafrir": TsafrirPredictor,
-        "requested": RequestedTime,
-        "quantile": QuantileGBRange,
-    }[name]().fit(ctx)
-    kwargs = {"progress": progress} if name in ("li", "quantile") else {}
-    pred = model.predict(ctx, rows, **kwargs)
-    actual = ctx.run_s[rows]
-    extra = {"templates": [list(t) for t in model.templates_]} if name == "smith" else {}
-    return {
-        "success": (pred.low_s <= actual) & (actual <= pred.high_s),
-        "length": pred.high_s - pred.low_s,
+        "success": pred.contains(ctx.run_s[rows]),
+        "length": pred.length_s,
         "point": pred.point_s,
-        "extra": extra,
+        "extra": {
+            "levels": dict(Counter(pred.level.tolist())),
+            "mean_ranges": float(np.mean([r.low_s.size for r in pred.ranges] or [0])),
+            **model.fitted_info(),
+        },
     }
 
 
 def evaluate_runtime(
     jobs: pd.DataFrame,
     machine_procs: float,
-    methods: tuple[str, ...] = METHODS,
+    methods: tuple[str, ...] | None = None,
     params: RuntimeParams | None = None,
     limit: int | None = None,
     progress: Progress = None,
@@ -107,22 +64,19 @@ def evaluate_runtime(
 
     Metrics per method: see ``predictor.core.runtime.metrics``; ``seconds`` is its wall time.
     """
-    unknown = set(methods) - set(METHODS)
-    if unknown:
-        raise ValueError(f"unknown methods: {sorted(unknown)}; known: {list(METHODS)}")
+    methods = tuple(parse_methods(methods))
     started = time.perf_counter()
     ctx = build_context(jobs, machine_procs, params)
     rows = select_targets(ctx, limit)
     prepared_s = time.perf_counter() - started
-    order = ["baseline", *[m for m in methods if m != "baseline"]]
+    order = [REFERENCE, *[m for m in methods if m != REFERENCE]]
     outputs: dict[str, dict] = {}
     for i, name in enumerate(order):
         sub = None if progress is None else _sub_progress(progress, i, len(order))
         t0 = time.perf_counter()
-        run = run_rangeset if name == "rangeset" else lambda c, r, p, n=name: run_peer(n, c, r, p)
-        outputs[name] = run(ctx, rows, sub)
+        outputs[name] = run_method(name, ctx, rows, sub)
         outputs[name]["seconds"] = time.perf_counter() - t0
-    base_len = outputs["baseline"]["length"]
+    base_len = outputs[REFERENCE]["length"]
     results = {
         name: {
             **runtime_metrics(
@@ -148,3 +102,6 @@ def evaluate_runtime(
 
 def _sub_progress(progress: Callable[[float], None], i: int, n: int) -> Callable[[float], None]:
     return lambda f: progress((i + min(max(f, 0.0), 1.0)) / n)
+
+
+__all__ = ["METHODS", "evaluate_runtime", "run_method", "select_targets"]

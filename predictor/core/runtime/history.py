@@ -104,6 +104,7 @@ class RuntimeContext:
     pred_load: np.ndarray = field(init=False)
     actual_load: np.ndarray = field(init=False)
     levels: dict[str, GroupIndex] = field(init=False)
+    _sums: dict[tuple[str, str], np.ndarray] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         jobs = self.jobs
@@ -135,6 +136,14 @@ class RuntimeContext:
             self.params.load_window_s,
             start,
         )
+
+    def level_sums(self, level: str, name: str, values: np.ndarray) -> np.ndarray:
+        """Prefix sums of ``values`` in the order of ``levels[level]``, cached under ``name``
+        (one O(n) pass per trace, then any number of O(log n) past means)."""
+        key = (level, name)
+        if key not in self._sums:
+            self._sums[key] = self.levels[level].prefix_sums(values)
+        return self._sums[key]
 
     def level_codes(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Group code of each row at every level."""

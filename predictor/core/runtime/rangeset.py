@@ -15,26 +15,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.core.runtime.history import RuntimeContext
-from predictor.core.runtime.load_functions import LoadFunction, fit_load_functions
-from predictor.core.runtime.params import LEVELS, RuntimeParams
-
-ALL_LEVELS = (*LEVELS, "all", "none")
+from predictor.core.runtime.params import RuntimeParams
 
 
 @dataclass(frozen=True)
 class RangeSet:
-    """Disjoint runtime ranges (seconds) with probabilities summing to 1, sorted by low."""
+    """Disjoint runtime ranges (seconds) with probabilities summing to 1, sorted by low.
+
+    level : the history level that answered (``tuple``, ``user``, ``size``, ``all``, ``none``).
+    support : history jobs behind the ranges. point : a method's own point prediction (a peer's
+    mean, say); None means the seed's weighted sum of range medians.
+    """
 
     low_s: np.ndarray
     high_s: np.ndarray
     probability: np.ndarray
     level: str = "tuple"
     support: int = 0
+    point: float | None = None
 
     @property
     def point_s(self) -> float:
         """``sum_i p_i x (low_i + high_i) / 2`` (seed: weighted sum of range medians)."""
+        if self.point is not None:
+            return self.point
         return float(np.sum(self.probability * (self.low_s + self.high_s) / 2.0))
 
     @property
@@ -214,74 +218,3 @@ def build_rangeset(
         low, high, prob, requested_s, params.min_runtime_s, params.merge_overlap
     )
     return RangeSet(low, high, prob, level=level, support=int(np.size(hist_runtimes)))
-
-
-class RangeSetPredictor:
-    """Load-function rangeSets (seed ``002``). ``fit`` learns the load functions on the
-    tuning part only; ``predict_one`` answers for any request at any time t."""
-
-    def __init__(self, params: RuntimeParams | None = None) -> None:
-        self.params = params
-
-    def fit(self, ctx: RuntimeContext) -> RangeSetPredictor:
-        params = self.params or ctx.params
-        tune = slice(0, ctx.n_tune)
-        self.functions_: list[LoadFunction] = (
-            fit_load_functions(ctx.jobs.iloc[tune], ctx.actual_load[tune], params)
-            if params.use_load_functions
-            else []
-        )
-        self.slopes_ = np.array([f.slope for f in self.functions_])
-        self.intercepts_ = np.array([f.intercept for f in self.functions_])
-        return self
-
-    def predict_one(
-        self,
-        ctx: RuntimeContext,
-        codes: dict[str, int],
-        t: float,
-        requested_s: float,
-        target_load: float | None = None,
-    ) -> RangeSet:
-        """The rangeSet for a request with level ``codes`` (see ``RuntimeContext``) at t."""
-        params = self.params or ctx.params
-        load = float(ctx.load_at(t)[0]) if target_load is None else float(target_load)
-        for level in (*LEVELS, "all"):
-            rows = ctx.levels[level].history(codes[level], t)[::-1]  # most recent first
-            if rows.size:
-                break
-        else:
-            upper = requested_s if requested_s > 0 else params.min_runtime_s
-            return RangeSet(
-                np.array([params.min_runtime_s]),
-                np.array([upper]),
-                np.array([1.0]),
-                level="none",
-                support=0,
-            )
-        runs = ctx.run_s[rows]
-        n = relevant_count(runs, params.history_start, params.history_overlap)
-        return build_rangeset(
-            runs[:n],
-            ctx.actual_load[rows[:n]],
-            runs,
-            load,
-            requested_s,
-            (self.slopes_, self.intercepts_),
-            params,
-            level=level,
-        )
-
-    def predict_rows(self, ctx: RuntimeContext, rows: np.ndarray) -> list[RangeSet]:
-        """RangeSets for trace rows, each at its own submit time."""
-        codes = ctx.level_codes(rows)
-        return [
-            self.predict_one(
-                ctx,
-                {lv: int(c[i]) for lv, c in codes.items()},
-                float(ctx.submit_s[r]),
-                float(ctx.req_time_s[r]),
-                float(ctx.pred_load[r]),
-            )
-            for i, r in enumerate(rows)
-        ]

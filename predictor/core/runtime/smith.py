@@ -13,27 +13,31 @@ every job is answered at its own submit time in O(log n).
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from predictor.core.runtime.base import Progress
 from predictor.core.runtime.history import GroupIndex, RuntimeContext
-from predictor.core.runtime.peers import RangePrediction, aae_range, global_past_mean
+from predictor.core.runtime.peers import PointMethod, requested_or_mean
+from predictor.core.runtime.targets import RuntimeTargets
+from predictor.core.state.request import RequestBatch
 
 ATTRIBUTES = ("user_id", "group_id", "queue_id", "executable_id", "size_range", "time_range")
 
 
-def attribute_frame(ctx: RuntimeContext) -> pd.DataFrame:
-    """The template attributes of every job (ranges are power-of-two buckets)."""
-    req = ctx.req_time_s
+def attribute_frame(requests: RequestBatch) -> pd.DataFrame:
+    """The template attributes of each request (ranges are power-of-two buckets)."""
+    req = requests.req_time_s
     return pd.DataFrame(
         {
-            "user_id": ctx.keys["user_id"].to_numpy(),
-            "group_id": ctx.keys["group_id"].to_numpy(),
-            "queue_id": ctx.keys["queue_id"].to_numpy(),
-            "executable_id": ctx.jobs["executable_id"].to_numpy(dtype=np.int64),
-            "size_range": np.floor(np.log2(np.maximum(ctx.size, 1))).astype(np.int64),
+            "user_id": requests.user,
+            "group_id": requests.group,
+            "queue_id": requests.queue,
+            "executable_id": requests.executable,
+            "size_range": np.floor(np.log2(np.maximum(requests.procs, 1))).astype(np.int64),
             "time_range": np.where(req > 0, np.floor(np.log2(np.maximum(req, 1))), -1).astype(
                 np.int64
             ),
@@ -42,20 +46,17 @@ def attribute_frame(ctx: RuntimeContext) -> pd.DataFrame:
 
 
 def template_stats(
-    attrs: pd.DataFrame,
-    end_s: np.ndarray,
-    run_s: np.ndarray,
-    template: tuple[str, ...],
-    rows: np.ndarray,
+    index: GroupIndex,
+    codes: np.ndarray,
     t: np.ndarray,
+    sums: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and 90 % CI width of each row's category (jobs ended before t); inf width when
-    the category has fewer than 2 jobs."""
-    index = GroupIndex(attrs[list(template)], end_s)
-    lo, hi = index.bounds(index.codes[rows], t)
+    """Mean and 90 % CI width of each target's category (its ``codes`` in ``index``, jobs
+    ended before t); inf width when the category has fewer than 2 jobs. ``sums`` are the
+    prefix sums of runtimes and squared runtimes in the index's order."""
+    lo, hi = index.bounds(codes, t)
     n = (hi - lo).astype(float)
-    s1 = index.prefix_sums(run_s)
-    s2 = index.prefix_sums(run_s**2)
+    s1, s2 = sums
     total, total_sq = s1[hi] - s1[lo], s2[hi] - s2[lo]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / n
@@ -63,6 +64,24 @@ def template_stats(
         half = stats.t.ppf(0.95, np.maximum(n - 1, 1)) * np.sqrt(var / n)
     width = np.where(n >= 2, 2.0 * half, np.inf)
     return np.where(n >= 1, mean, np.nan), width
+
+
+class Template:
+    """One template over a log: its category index and runtime prefix sums."""
+
+    def __init__(self, attrs: pd.DataFrame, columns: tuple[str, ...], ctx: RuntimeContext) -> None:
+        self.columns = columns
+        self.index = GroupIndex(attrs[list(columns)], ctx.known_end_s)
+        self.sums = (self.index.prefix_sums(ctx.run_s), self.index.prefix_sums(ctx.run_s**2))
+
+    def codes(self, targets: RuntimeTargets, attrs: pd.DataFrame) -> np.ndarray:
+        if targets.rows is not None:
+            return self.index.codes[targets.rows]
+        keys = attrs[list(self.columns)].to_numpy()
+        return np.array([self.index.code_of(tuple(k)) for k in keys], dtype=np.int64)
+
+    def stats(self, targets: RuntimeTargets, attrs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        return template_stats(self.index, self.codes(targets, attrs), targets.t_s, self.sums)
 
 
 def choose(means: np.ndarray, widths: np.ndarray, fallback: np.ndarray) -> np.ndarray:
@@ -75,28 +94,25 @@ def choose(means: np.ndarray, widths: np.ndarray, fallback: np.ndarray) -> np.nd
     return np.where(ok, pick, fallback)
 
 
-class SmithTemplates:
+class SmithTemplates(PointMethod):
     """Smith-Foster-Taylor predictor; ``fit`` runs the greedy template search."""
+
+    name = "smith"
 
     def __init__(self, max_templates: int = 6) -> None:
         self.max_templates = max_templates
 
-    def _fallback(self, ctx: RuntimeContext, rows: np.ndarray) -> np.ndarray:
-        req = ctx.req_time_s[rows]
-        return np.where(req > 0, req, global_past_mean(ctx, rows))
-
-    def fit(self, ctx: RuntimeContext) -> SmithTemplates:
-        attrs = attribute_frame(ctx)
+    def _prepare(self, ctx: RuntimeContext) -> None:
+        attrs = attribute_frame(RuntimeTargets.from_rows(ctx, np.arange(len(ctx.run_s))).requests)
         tune = np.arange(ctx.n_tune)
         tune = tune[ctx.run_s[tune] > 0]
-        t = ctx.submit_s[tune]
-        fallback = self._fallback(ctx, tune)
+        targets = RuntimeTargets.from_rows(ctx, tune)
+        fallback = requested_or_mean(ctx, targets)
         candidates = [c for r in range(1, len(ATTRIBUTES) + 1) for c in combinations(ATTRIBUTES, r)]
-        table = {
-            c: template_stats(attrs, ctx.known_end_s, ctx.run_s, c, tune, t) for c in candidates
-        }
+        table = {c: Template(attrs, c, ctx).stats(targets, attrs.iloc[tune]) for c in candidates}
         chosen: list[tuple[str, ...]] = []
-        best_err = float(np.mean(np.abs(fallback - ctx.run_s[tune]))) if tune.size else 0.0
+        actual = ctx.run_s[tune]
+        best_err = float(np.mean(np.abs(fallback - actual))) if tune.size else 0.0
         while len(chosen) < self.max_templates:
             scores = {}
             for cand in candidates:
@@ -108,7 +124,7 @@ class SmithTemplates:
                     np.array([table[c][1] for c in use]),
                     fallback,
                 )
-                scores[cand] = float(np.mean(np.abs(pred - ctx.run_s[tune])))
+                scores[cand] = float(np.mean(np.abs(pred - actual)))
             if not scores or min(scores.values()) >= best_err:
                 break
             winner = min(scores, key=scores.get)
@@ -116,17 +132,15 @@ class SmithTemplates:
             best_err = scores[winner]
         self.templates_ = chosen
         self.tune_mae_ = best_err
-        return self
+        self.indexes_ = [Template(attrs, c, ctx) for c in chosen]
 
-    def points(self, ctx: RuntimeContext, rows: np.ndarray) -> np.ndarray:
-        attrs = attribute_frame(ctx)
-        t = ctx.submit_s[rows]
-        got = [
-            template_stats(attrs, ctx.known_end_s, ctx.run_s, c, rows, t) for c in self.templates_
-        ]
-        means = np.array([g[0] for g in got]).reshape(len(got), rows.size)
-        widths = np.array([g[1] for g in got]).reshape(len(got), rows.size)
-        return choose(means, widths, self._fallback(ctx, rows))
+    def points(self, targets: RuntimeTargets, progress: Progress) -> np.ndarray:
+        attrs = attribute_frame(targets.requests)
+        got = [tpl.stats(targets, attrs) for tpl in self.indexes_]
+        n = len(targets)
+        means = np.array([g[0] for g in got]).reshape(len(got), n)
+        widths = np.array([g[1] for g in got]).reshape(len(got), n)
+        return choose(means, widths, requested_or_mean(self.history_, targets))
 
-    def predict(self, ctx: RuntimeContext, rows: np.ndarray) -> RangePrediction:
-        return aae_range(ctx, rows, self.points(ctx, np.arange(len(ctx.run_s))))
+    def fitted_info(self) -> dict[str, Any]:
+        return {"templates": [list(t) for t in self.templates_]}

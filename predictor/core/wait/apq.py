@@ -29,12 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.state.sweep import StateSweep, state_at
+from predictor.core.state.sweep import StateSweep
 from predictor.core.wait import apq_distance as dist
 from predictor.core.wait import apq_predictors as pred
 from predictor.core.wait.apq_guard import apply_guard
 from predictor.core.wait.apq_structure import check_structure
+from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.params import APQParams
+from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
 MODES = ("summaries", "distributions")
@@ -65,6 +67,19 @@ class Answer:
     wmed: np.ndarray | None = None  # over APQ.ks("median")
 
 
+@dataclass
+class HistoryBlock:
+    """What every target with the same history shares: its rows' features, waits, weights."""
+
+    key: tuple[int, float, int]
+    weights: np.ndarray
+    x: np.ndarray
+    wait: np.ndarray
+    x_min: np.ndarray
+    x_max: np.ndarray
+    hist: np.ndarray
+
+
 class HistoryIndex:
     """Per-queue rows in start order, and the adaptive-weight cache, for one trace."""
 
@@ -79,6 +94,24 @@ class HistoryIndex:
             order = np.lexsort((mine, a.start[mine]))
             self.by_queue[int(q)] = (mine[order], a.start[mine][order])
         self._weights: dict[tuple[int, int], np.ndarray] = {}
+        self._block: HistoryBlock | None = None
+
+    def block(self, queue: int, t: float, n_before: int, rows: np.ndarray) -> HistoryBlock:
+        """The history block of ``rows`` (the history of ``queue`` at ``t``), kept for the
+        next target: a molding arrival's candidates all share it."""
+        key = (queue, t, n_before)
+        if self._block is None or self._block.key != key:
+            x = self.sweep.summary[rows]
+            self._block = HistoryBlock(
+                key,
+                self.weights(queue, n_before, t),
+                x,
+                self.wait[rows],
+                x.min(axis=0),
+                x.max(axis=0),
+                self.sweep.hist[rows],
+            )
+        return self._block
 
     def history(self, queue: int, t: float, n_before: int) -> np.ndarray:
         """Rows (start order) of the latest ``history_size`` jobs started by t, rows < n_before."""
@@ -87,23 +120,27 @@ class HistoryIndex:
         cand = rows[max(0, p - self.params.history_size - 256) : p]
         return cand[cand < n_before][-self.params.history_size :]
 
-    def weights(self, queue: int, n_before: int) -> np.ndarray:
-        """Weights as of the last multiple of ``weight_every_rows`` at or before n_before.
+    def weights(self, queue: int, n_before: int, known_at_s: float) -> np.ndarray:
+        """Weights as of the last multiple of ``weight_every_rows`` at or before n_before
+        whose row had arrived by ``known_at_s``.
 
         Tied to row blocks, not to the order of predictions, so a prediction never depends
         on which other targets were asked for.
         """
-        block = n_before // self.params.weight_every_rows * self.params.weight_every_rows
+        every, submit = self.params.weight_every_rows, self.sweep.arrays.submit
+        block = n_before // every * every
+        if block < submit.size and submit[block] > known_at_s:
+            block = max(block - every, 0)  # a snapshot between two rows: the block's row is ahead
         key = (queue, block)
         if key not in self._weights:
-            t = self.sweep.arrays.submit[min(block, self.sweep.arrays.n - 1)]
+            t = submit[min(block, submit.size - 1)] if submit.size else 0.0
             rows = self.history(queue, t, block)
             x, y = self.sweep.summary[rows], self.wait[rows]
             self._weights[key] = dist.spearman_weights(x, y, self.params.user_weight_keep)
         return self._weights[key]
 
 
-class APQ:
+class APQ(WaitEstimator):
     """The APQ wait predictor. Parameters: any field of :class:`APQParams`.
 
     Learned in ``fit`` (tuning part only): ``chain_`` ("spec" or "median", what answers
@@ -173,9 +210,9 @@ class APQ:
             )
             answer = Answer("fallback_median", value, support)
             return {m: answer for m in modes or MODES}, np.nan, len(rows)
-        w = idx.weights(tgt.queue, tgt.n_before)
-        x, wait = idx.sweep.summary[rows], idx.wait[rows]
-        d = dist.feature_distances(tgt.features, x)
+        block = idx.block(tgt.queue, tgt.t, tgt.n_before, rows)
+        w, x, wait = block.weights, block.x, block.wait
+        d = dist.feature_distances(tgt.features, x, block.x_min, block.x_max)
         spread, hd = np.nan, None
         if (modes is not None and "distributions" in modes) or (modes is None and thr < np.inf):
             hd = self._hist_distances(idx, tgt, rows)
@@ -197,7 +234,9 @@ class APQ:
         if self.params.hist_mode == "union":
             values = tgt.values if tgt.values is not None else []
             return dist.hist_distances_union(values, idx.sweep, rows, self.params.hist_bins)
-        return dist.hist_distances_fixed(tgt.hist, idx.sweep.hist[rows])
+        return dist.hist_distances_fixed(
+            tgt.hist, idx.block(tgt.queue, tgt.t, tgt.n_before, rows).hist
+        )
 
     def _answer(
         self,
@@ -271,7 +310,7 @@ class APQ:
         return float(ans.wavg[self.ks("spec").index(k)]), "weighted_avg", min(k, n_history), mode
 
     # ------------------------------------------------------------------ contract
-    def fit(self, ctx: WaitContext) -> APQ:
+    def _learn(self, ctx: WaitContext) -> None:
         """Choose the chain, k and the distributions threshold on tuning-part targets only."""
         p = self.params
         a = ctx.state.arrays
@@ -283,7 +322,7 @@ class APQ:
         self.tuning_: dict[str, Any] = {"targets": int(len(rows))}
         fixed = p.chain is not None and p.k is not None and p.spread_threshold is not None
         if len(rows) == 0 or fixed:
-            return self
+            return
         idx = self.index(ctx.state)
         union = p.hist_mode == "union"
         modes = MODES
@@ -300,7 +339,6 @@ class APQ:
             grid[(chain, k, thr)] = float(np.mean(np.abs(got - actual)))
         self.chain_, self.k_, self.spread_threshold_ = min(grid, key=grid.__getitem__)
         self.tuning_["aae_s"] = {f"{c} k={k} threshold={t:.4g}": v for (c, k, t), v in grid.items()}
-        return self
 
     def _grid(self, spreads: np.ndarray) -> list[tuple[str, int, float]]:
         p = self.params
@@ -323,11 +361,9 @@ class APQ:
             for thr in thresholds
         ]
 
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
-        """APQ prediction for each target row; predictor name, support and mode per target."""
-        targets = np.asarray(targets, dtype=np.int64)
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        """APQ prediction per target; predictor name, support and distance mode per target."""
+        ctx = self.history_
         idx = self.index(ctx.state)
         union = self.params.hist_mode == "union"
         n = len(targets)
@@ -335,42 +371,27 @@ class APQ:
         names, modes = np.empty(n, dtype=object), np.empty(n, dtype=object)
         spreads = np.full(n, np.nan)
         step = max(1, n // 200)
-        for pos, i in enumerate(targets):
-            answers, spreads[pos], n_hist = self.candidates(
-                idx, self.trace_target(ctx.state, int(i), union)
+        for k in range(n):
+            tgt = Target(
+                targets.summary[k],
+                targets.hist[k],
+                int(targets.requests.queue[k]),
+                float(targets.known_at_s[k]),
+                int(targets.n_before[k]),
+                targets.values(k) if union else None,
             )
-            wait_s[pos], names[pos], support[pos], modes[pos] = self.resolve(
-                answers, spreads[pos], n_hist
-            )
-            if progress is not None and pos % step == 0:
-                progress(pos / n)
+            answers, spreads[k], n_hist = self.candidates(idx, tgt)
+            wait_s[k], names[k], support[k], modes[k] = self.resolve(answers, spreads[k], n_hist)
+            if progress is not None and k % step == 0:
+                progress(k / n)
         if progress is not None:
             progress(1.0)
         extra = {"mode": modes, "spread": spreads}
         if self.params.guard:
+            if targets.rows is None:
+                raise ValueError("APQ(guard=True) is an evaluation option: it needs log rows")
             extra["apq_wait_s"] = wait_s
-            wait_s, names, extra["guarded"] = apply_guard(ctx, targets, wait_s, names, self.params)
+            wait_s, names, extra["guarded"] = apply_guard(
+                ctx, targets.rows, wait_s, names, self.params
+            )
         return WaitPrediction(wait_s=wait_s, predictor=names, support=support, extra=extra)
-
-
-def predict_single(ctx: WaitContext, job: dict[str, Any], at: float, apq: APQ) -> WaitPrediction:
-    """APQ prediction (one element) for a hypothetical job arriving at ``at`` in the trace.
-
-    ``job``: user_id, group_id, queue_id (-1 = the only queue), requested_procs,
-    requested_time. The state is computed at ``at`` with the job appended after every row
-    submitted by then; history = jobs started by ``at``. Fits ``apq`` first if it is not
-    fitted (seconds on a large trace: fit once and reuse the instance).
-    """
-    if not hasattr(apq, "k_"):
-        apq.fit(ctx)
-    single = state_at(ctx.state, at, job)
-    queue = int(job.get("queue_id", -1))
-    tgt = Target(single.summary, single.hist, queue, float(at), single.n_arrived, single.values)
-    answers, spread, n_hist = apq.candidates(apq.index(ctx.state), tgt)
-    wait_s, name, support, mode = apq.resolve(answers, spread, n_hist)
-    return WaitPrediction(
-        wait_s=np.array([wait_s]),
-        predictor=np.array([name], dtype=object),
-        support=np.array([support]),
-        extra={"mode": np.array([mode], dtype=object), "spread": np.array([spread])},
-    )

@@ -45,10 +45,21 @@ def spearman_weights(x: np.ndarray, wait: np.ndarray, user_keep: float) -> np.nd
     return w if w.sum() > 0 else np.ones_like(w)
 
 
-def feature_distances(target: np.ndarray, history: np.ndarray) -> np.ndarray:
-    """(m, 16) per-feature distances in [0, 1] between the target row and history rows."""
-    lo = np.minimum(history.min(axis=0), target)
-    span = np.maximum(history.max(axis=0), target) - lo
+def feature_distances(
+    target: np.ndarray,
+    history: np.ndarray,
+    h_min: np.ndarray | None = None,
+    h_max: np.ndarray | None = None,
+) -> np.ndarray:
+    """(m, 16) per-feature distances in [0, 1] between the target row and history rows.
+
+    ``h_min``, ``h_max``: the history's column minima and maxima when already known (the
+    candidates of one arrival share their history).
+    """
+    h_min = history.min(axis=0) if h_min is None else h_min
+    h_max = history.max(axis=0) if h_max is None else h_max
+    lo = np.minimum(h_min, target)
+    span = np.maximum(h_max, target) - lo
     d = np.divide(
         np.abs(history - target), span, out=np.zeros(history.shape, dtype=float), where=span > 0
     )

@@ -33,7 +33,7 @@ def fallback_waits(ctx: WaitContext, targets: np.ndarray, fallback: str, recent:
     if fallback == "zero":
         return np.zeros(len(targets))
     if fallback == "median":
-        return RecentMedian(window=recent).fit(ctx).predict(ctx, targets).wait_s
+        return RecentMedian(window=recent).fit(ctx).predict_rows(targets).wait_s
     raise ValueError(f"guard_fallback must be one of {FALLBACKS}, got {fallback!r}")
 
 

@@ -2,36 +2,30 @@
 
 * :class:`ZeroWait` always answers 0 s (the floor any method must beat on AAE).
 * :class:`RecentMedian` answers the median wait of the most recent ``window`` jobs of the
-  target's size class (1-4, 5-16, 17-64, 65+ processors) that had started by the submit time.
+  target's size class (1-4, 5-16, 17-64, 65+ processors) that had started by its arrival.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from typing import Any
-
 import numpy as np
 
+from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory, requested_procs, size_class
+from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
 
-class ZeroWait:
+class ZeroWait(WaitEstimator):
     """Always predicts a wait of 0 seconds."""
 
     name = "zero"
 
-    def fit(self, ctx: WaitContext) -> ZeroWait:
-        return self
-
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
         n = len(targets)
         return WaitPrediction(wait_s=np.zeros(n), support=np.zeros(n, dtype=int))
 
 
-class RecentMedian:
+class RecentMedian(WaitEstimator):
     """Median wait of the last ``window`` known jobs of the target's size class.
 
     Falls back to the last ``window`` known jobs of any size when the class has none yet,
@@ -43,38 +37,38 @@ class RecentMedian:
     def __init__(self, window: int = 100) -> None:
         self.window = window
 
-    def fit(self, ctx: WaitContext) -> RecentMedian:
+    def _learn(self, history: WaitContext) -> None:
         if self.window < 1:
             raise ValueError(f"window must be >= 1, got {self.window}")
-        return self
+        self.known_ = KnownHistory.from_jobs(history.jobs)
+        order = self.known_.order
+        self.class_ = size_class(requested_procs(history.jobs))[order]
+        self.waits_ = history.jobs["wait_time"].to_numpy(dtype=float)[order]
+        self.positions_ = [np.flatnonzero(self.class_ == c) for c in range(4)]
 
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
-        targets = np.asarray(targets)
-        hist = KnownHistory.from_jobs(ctx.jobs)
-        submit = ctx.jobs["submit_time"].to_numpy(dtype=float)
-        prefix = hist.prefix(submit[targets], targets)
-        cls = size_class(requested_procs(ctx.jobs))
-        waits = ctx.jobs["wait_time"].to_numpy(dtype=float)
-        recent = [deque(maxlen=self.window) for _ in range(5)]  # 4 size classes + all jobs
-        out = np.zeros(len(targets))
-        label = np.empty(len(targets), dtype=object)
-        support = np.zeros(len(targets), dtype=int)
-        added = 0
-        for k in np.argsort(prefix, kind="stable"):
-            for row in hist.order[added : prefix[k]]:
-                recent[cls[row]].append(waits[row])
-                recent[4].append(waits[row])
-            added = max(added, prefix[k])
-            pool = recent[cls[targets[k]]]
-            label[k] = "class_median"
-            if not pool:
-                pool, label[k] = recent[4], "all_median"
-            if pool:
-                out[k], support[k] = float(np.median(pool)), len(pool)
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        prefix = self.known_.prefix(targets.known_at_s, targets.n_before)
+        cls = size_class(targets.requests.procs)
+        n = len(targets)
+        out, support = np.zeros(n), np.zeros(n, dtype=int)
+        label = np.full(n, "no_history", dtype=object)
+        for k in range(n):
+            mine = self.positions_[cls[k]]
+            count = int(np.searchsorted(mine, prefix[k]))
+            if count:
+                pool, label[k] = (
+                    self.waits_[mine[max(0, count - self.window) : count]],
+                    "class_median",
+                )
+            else:
+                pool, label[k] = (
+                    self.waits_[max(0, prefix[k] - self.window) : prefix[k]],
+                    "all_median",
+                )
+            if pool.size:
+                out[k], support[k] = float(np.median(pool)), pool.size
             else:
                 label[k] = "no_history"
             if progress is not None and k % 2000 == 0:
-                progress(k / len(targets))
+                progress(k / n)
         return WaitPrediction(wait_s=out, predictor=label, support=support)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from predictor.core.state.sweep import compute_state
 from predictor.core.wait import metrics as wait_metrics
 from predictor.core.wait.history import usable_mask
 from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
@@ -86,8 +87,6 @@ def build_context(
     """The shared context; computes the state sweep unless given. Returns it and its seconds."""
     started = time.perf_counter()
     if state is None:
-        from predictor.core.state.sweep import compute_state  # written alongside APQ
-
         state = compute_state(jobs, progress=progress)
     ctx = WaitContext(jobs=jobs, state=state, n_tune=n_tune, machine_procs=int(machine_procs))
     return ctx, time.perf_counter() - started
@@ -106,7 +105,7 @@ def run_method(
     t0 = time.perf_counter()
     method.fit(ctx)
     t1 = time.perf_counter()
-    pred = method.predict(ctx, targets, progress=progress)
+    pred = method.predict_rows(targets, progress=progress)
     t2 = time.perf_counter()
     timing = {
         "fit_s": t1 - t0,

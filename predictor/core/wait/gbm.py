@@ -11,63 +11,34 @@ trained only on jobs whose wait was known at training time, and retrained every
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
+from predictor.core.state.retrain import boundaries
+from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
+from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
 DAY_S = 86400.0
 
 
-def queue_counts(jobs: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Jobs waiting and running just before each row's submission (all queues).
-
-    ``waiting_i = (rows submitted before i) - (started by submit_i)``, ``running_i = (started by
-    submit_i) - (ended by submit_i)``, counted over rows with a known wait.
-    """
-    submit = jobs["submit_time"].to_numpy(dtype=float)
-    wait = jobs["wait_time"].to_numpy(dtype=float)
-    run = np.maximum(jobs["run_time"].to_numpy(dtype=float), 0.0)
-    known = (wait >= 0) & (submit >= 0)
-    start = np.sort(submit[known] + wait[known])
-    end = np.sort(submit[known] + wait[known] + run[known])
-    before = np.cumsum(known) - known  # known rows strictly before i (sorted by submit)
-    started = np.searchsorted(start, submit, side="left")
-    ended = np.searchsorted(end, submit, side="left")
-    return np.maximum(before - started, 0).astype(float), np.maximum(started - ended, 0).astype(
-        float
-    )
-
-
-def gbm_features(ctx: WaitContext) -> np.ndarray:
-    """(n, f) features: summaries, counts, distribution means, time of day, histograms.
-
-    Counts are the sweep's per-queue ``wait_count``/``run_count`` when it has them, else
-    :func:`queue_counts`; the six histograms' relative frequencies (``state.hist``) are
-    appended when present.
-    """
-    summary = np.maximum(np.asarray(ctx.state.summary, dtype=float), 0.0)
-    if hasattr(ctx.state, "wait_count"):
-        waiting = np.asarray(ctx.state.wait_count, dtype=float)
-        running = np.asarray(ctx.state.run_count, dtype=float)
-    else:
-        waiting, running = queue_counts(ctx.jobs)
+def gbm_features(targets: WaitTargets) -> np.ndarray:
+    """(n, f) features: summaries, W/R counts, distribution means, time of day, histograms."""
+    summary = np.maximum(np.asarray(targets.summary, dtype=float), 0.0)
+    waiting = np.asarray(targets.wait_count, dtype=float)
+    running = np.asarray(targets.run_count, dtype=float)
     means_w = summary[:, 10:13] / np.maximum(waiting, 1.0)[:, None]
     means_r = summary[:, 13:16] / np.maximum(running, 1.0)[:, None]
-    tod = np.mod(ctx.jobs["submit_time"].to_numpy(dtype=float), DAY_S) / 3600.0
+    tod = np.mod(targets.requests.submit_s, DAY_S) / 3600.0
     counts = np.column_stack([waiting, running])
-    cols = [np.log1p(summary), np.log1p(counts), np.log1p(means_w), np.log1p(means_r), tod]
-    hist = getattr(ctx.state, "hist", None)
-    if hist is not None:
-        cols.append(np.asarray(hist, dtype=np.float32).reshape(len(summary), -1))
+    hist = np.asarray(targets.hist, dtype=np.float32).reshape(len(summary), -1)
+    cols = [np.log1p(summary), np.log1p(counts), np.log1p(means_w), np.log1p(means_r), tod, hist]
     return np.column_stack(cols)
 
 
-class WaitGBM:
+class WaitGBM(WaitEstimator):
     """Histogram gradient boosting on the state features, trained on the known past.
 
     Parameters
@@ -100,13 +71,29 @@ class WaitGBM:
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def _train(self, ctx: WaitContext, feats: np.ndarray, hist: KnownHistory, row: int):
-        """A model on the jobs known at ``submit_row`` (None when fewer than 20)."""
-        at = ctx.jobs["submit_time"].to_numpy(dtype=float)[row]
-        m = int(hist.prefix(np.array([at]), np.array([row]))[0])
-        rows = hist.order[max(0, m - self.max_train) : m]
-        if rows.size < 20:
-            return None
+    def _learn(self, ctx: WaitContext) -> None:
+        if self.retrain_every < 1:
+            raise ValueError("retrain_every must be >= 1")
+        self.n_tune_ = ctx.n_tune
+        self.known_ = KnownHistory.from_jobs(ctx.jobs)
+        self.submit_ = ctx.jobs["submit_time"].to_numpy(dtype=float)
+        self.waits_ = ctx.jobs["wait_time"].to_numpy(dtype=float)
+        self.features_ = gbm_features(WaitTargets.from_rows(ctx, np.arange(len(ctx.jobs))))
+        self._models: dict[int, HistGradientBoostingRegressor | None] = {}
+
+    def model(self, b: int) -> HistGradientBoostingRegressor | None:
+        """The model on the jobs known at row ``b``'s arrival (None when fewer than 20)."""
+        if b not in self._models:
+            m = (
+                int(self.known_.prefix(self.submit_[[b]], np.array([b]))[0])
+                if b < self.submit_.size
+                else 0
+            )
+            rows = self.known_.order[max(0, m - self.max_train) : m]
+            self._models[b] = None if rows.size < 20 else self._train(rows)
+        return self._models[b]
+
+    def _train(self, rows: np.ndarray) -> HistGradientBoostingRegressor:
         model = HistGradientBoostingRegressor(
             loss="absolute_error",
             max_iter=self.max_iter,
@@ -114,31 +101,21 @@ class WaitGBM:
             random_state=self.random_state,
         )
         with threadpool_limits(limits=self.n_threads, user_api="openmp"):
-            return model.fit(feats[rows], ctx.jobs["wait_time"].to_numpy(dtype=float)[rows])
+            return model.fit(self.features_[rows], self.waits_[rows])
 
-    def fit(self, ctx: WaitContext) -> WaitGBM:
-        """Train on what was known at the end of the tuning part (the first model)."""
-        if self.retrain_every < 1:
-            raise ValueError("retrain_every must be >= 1")
-        self.n_tune_ = ctx.n_tune
-        return self
-
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
-        targets = np.asarray(targets)
-        feats = gbm_features(ctx)
-        hist = KnownHistory.from_jobs(ctx.jobs)
-        # training boundary of each target: the tuning end, then every retrain_every rows
-        steps = np.maximum(targets - self.n_tune_, 0) // self.retrain_every
-        bounds = np.minimum(self.n_tune_ + steps * self.retrain_every, targets)
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        feats = gbm_features(targets)
+        bounds = boundaries(
+            targets.n_before, targets.known_at_s, self.submit_, self.n_tune_, self.retrain_every
+        )
         out = np.zeros(len(targets))
-        for n, b in enumerate(np.unique(bounds)):
+        unique = np.unique(bounds)
+        for n, b in enumerate(unique):
             sel = bounds == b
-            model = self._train(ctx, feats, hist, int(b))
+            model = self.model(int(b))
             if model is not None:
                 with threadpool_limits(limits=self.n_threads, user_api="openmp"):
-                    out[sel] = np.maximum(model.predict(feats[targets[sel]]), 0.0)
+                    out[sel] = np.maximum(model.predict(feats[sel]), 0.0)
             if progress is not None:
-                progress(n / len(np.unique(bounds)))
+                progress(n / len(unique))
         return WaitPrediction(wait_s=out)

@@ -18,27 +18,26 @@ jobs that had started by the submit time.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from predictor.core.wait.history import KnownHistory, requested_procs
+from predictor.core.state.request import RequestBatch
+from predictor.core.wait.base import Progress, WaitEstimator
+from predictor.core.wait.history import KnownHistory
+from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
-NOMINAL = ("user_id", "group_id", "queue_id", "executable_id")
+NOMINAL = ("user", "group", "queue", "executable")
 DAY_S = 86400.0
 K_CHOICES = (1, 2, 5, 10, 20, 50, 100)
 
 
-def feature_matrix(ctx: WaitContext) -> tuple[np.ndarray, int]:
-    """(n, f) features per row and the column of time of day; nominal columns come first."""
-    jobs = ctx.jobs
-    nominal = [jobs[c].to_numpy(dtype=float) for c in NOMINAL]
-    req_time = np.maximum(jobs["requested_time"].to_numpy(dtype=float), 0.0)
-    numeric = [np.log1p(requested_procs(jobs).clip(min=0)), np.log1p(req_time)]
-    summary = np.asarray(ctx.state.summary, dtype=float)[:, 2:16]
-    tod = np.mod(jobs["submit_time"].to_numpy(dtype=float), DAY_S)
-    cols = nominal + numeric + [tod] + [np.log1p(np.maximum(summary, 0.0))[:, c] for c in range(14)]
+def feature_matrix(requests: RequestBatch, summary: np.ndarray) -> tuple[np.ndarray, int]:
+    """(n, f) features per target and the column of time of day; nominal columns come first."""
+    nominal = [getattr(requests, c).astype(float) for c in NOMINAL]
+    numeric = [np.log1p(requests.procs.clip(min=0)), np.log1p(requests.req_time_s)]
+    summary = np.log1p(np.maximum(np.asarray(summary, dtype=float)[:, 2:16], 0.0))
+    tod = np.mod(requests.submit_s, DAY_S)
+    cols = nominal + numeric + [tod] + [summary[:, c] for c in range(14)]
     return np.column_stack(cols), len(nominal) + len(numeric)
 
 
@@ -66,7 +65,7 @@ def kernel_average(d2: np.ndarray, waits: np.ndarray, k: int, h: float) -> float
     return float(np.dot(w, waits[near]) / w.sum())
 
 
-class IBL:
+class IBL(WaitEstimator):
     """k-NN wait predictor with a heterogeneous distance and a Gaussian kernel.
 
     Parameters
@@ -95,7 +94,7 @@ class IBL:
         self.random_state = random_state
 
     def _prepare(self, ctx: WaitContext) -> None:
-        feats, self.tod_col_ = feature_matrix(ctx)
+        feats, self.tod_col_ = feature_matrix(RequestBatch.from_jobs(ctx.jobs), ctx.state.summary)
         self.n_nominal_ = len(NOMINAL)
         self.hist_ = KnownHistory.from_jobs(ctx.jobs)
         self.hfeats_ = feats[self.hist_.order]  # history rows in start order: windows are slices
@@ -105,7 +104,7 @@ class IBL:
     def _window(self, m: int) -> slice:
         return slice(max(0, m - self.history_size), m)
 
-    def fit(self, ctx: WaitContext) -> IBL:
+    def _learn(self, ctx: WaitContext) -> None:
         """Random search of (weights, k, h) minimising AAE on tuning-part targets."""
         rng = np.random.default_rng(self.random_state)
         self._prepare(ctx)
@@ -117,7 +116,7 @@ class IBL:
         self.weights_, self.k_, self.h_ = np.ones(n_feat), 20, 0.3
         if rows.size == 0:
             self.tune_aae_ = None
-            return self
+            return
         pick = rng.choice(rows.size, size=min(self.tune_targets, rows.size), replace=False)
         d2 = [  # float32: a few hundred (history_size, f) matrices held for the search
             (self._unit(self.feats_[r], m) ** 2).astype(np.float32)
@@ -136,7 +135,6 @@ class IBL:
             if score < best:
                 best, self.weights_, self.k_, self.h_ = score, w, k, h
         self.tune_aae_ = best
-        return self
 
     @staticmethod
     def _score(d2: list, waits: list, actual: np.ndarray, w: np.ndarray, k: int, h: float) -> float:
@@ -155,16 +153,12 @@ class IBL:
         window = self.hfeats_[self._window(m)]
         return unit_distances(window, x, self.n_nominal_, self.tod_col_)
 
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
-        targets = np.asarray(targets)
-        self._prepare(ctx)  # the targets' context may differ from the tuning one
-        submit = ctx.jobs["submit_time"].to_numpy(dtype=float)
-        prefix = self.hist_.prefix(submit[targets], targets)
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        feats, _ = feature_matrix(targets.requests, targets.summary)
+        prefix = self.hist_.prefix(targets.known_at_s, targets.n_before)
         out = np.empty(len(targets))
-        for n, (row, m) in enumerate(zip(targets, prefix, strict=True)):
-            out[n] = self._predict_one(self.feats_[row], int(m))
+        for n, (x, m) in enumerate(zip(feats, prefix, strict=True)):
+            out[n] = self._predict_one(x, int(m))
             if progress is not None and n % 2000 == 0:
                 progress(n / len(targets))
         support = np.minimum(prefix, self.history_size)

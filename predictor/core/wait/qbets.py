@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 
+from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory, requested_procs, size_class
+from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
 N_GROUPS = 4
@@ -81,7 +83,16 @@ class _Group:
         bisect.insort(self.sorted, wait_s)
 
 
-class QBETS:
+def _group_state(tl: dict[str, Any], g: int, prefix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(last known position of group g before each prefix, -1 if none; its state row)."""
+    positions = tl["positions"][g]
+    last = np.searchsorted(positions, prefix) - 1
+    if positions.size == 0:
+        return last, np.zeros((prefix.size, 3))
+    return last, tl["state"][g, positions[np.maximum(last, 0)]]
+
+
+class QBETS(WaitEstimator):
     """Binomial quantile-bound wait predictor, online over the known history.
 
     Parameters
@@ -98,13 +109,12 @@ class QBETS:
         self.confidence = confidence
         self.trim_alpha = trim_alpha
 
-    def fit(self, ctx: WaitContext) -> QBETS:
+    def _learn(self, history: WaitContext) -> None:
         if not (0 < self.q < 1 and 0 < self.confidence < 1):
             raise ValueError("q and confidence must lie in (0, 1)")
         self.n_min_ = min_history(self.q, self.confidence)
         self.r_trim_ = miss_run_to_trim(self.q, self.trim_alpha)
-        self.timeline_key_: tuple[int, int] | None = None
-        return self
+        self.timeline_ = self._timeline(history)
 
     def _timeline(self, ctx: WaitContext) -> dict[str, Any]:
         """Replay every known job in start order, recording each group's state after it.
@@ -112,9 +122,6 @@ class QBETS:
         The state after the c-th job of a group depends on that group's first c jobs only,
         so a target reads the entry of the last job known to it (no look-ahead).
         """
-        key = (id(ctx.jobs), len(ctx.jobs))
-        if self.timeline_key_ == key:
-            return self.cache_
         hist = KnownHistory.from_jobs(ctx.jobs)
         cls = size_class(requested_procs(ctx.jobs))[hist.order]
         waits = ctx.jobs["wait_time"].to_numpy(dtype=float)[hist.order]
@@ -128,23 +135,21 @@ class QBETS:
                 state[g, p] = (groups[g].upper(), groups[g].point(), len(groups[g].sorted))
         positions = [np.flatnonzero(cls == g) for g in range(N_GROUPS)]
         positions.append(np.arange(m))
-        self.cache_ = {"hist": hist, "state": state, "positions": positions}
-        self.timeline_key_ = key
-        return self.cache_
+        return {"hist": hist, "state": state, "positions": positions}
 
-    def _answer(self, tl: dict[str, Any], groups: np.ndarray, prefix: np.ndarray) -> WaitPrediction:
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        tl = self.timeline_
+        prefix = tl["hist"].prefix(targets.known_at_s, targets.n_before)
+        groups = size_class(targets.requests.procs)
         n = len(groups)
         upper, point = np.zeros(n), np.zeros(n)
         support = np.zeros(n, dtype=int)
         label = np.full(n, "no_history", dtype=object)
-        pooled_pos = tl["positions"][POOLED]
         for g in range(N_GROUPS):
             sel = np.flatnonzero(groups == g)
-            own = np.searchsorted(tl["positions"][g], prefix[sel]) - 1
-            pool = np.searchsorted(pooled_pos, prefix[sel]) - 1
+            own, own_state = _group_state(tl, g, prefix[sel])
+            pool, pool_state = _group_state(tl, POOLED, prefix[sel])
             own_ok = own >= 0
-            own_state = tl["state"][g, tl["positions"][g][np.maximum(own, 0)]]
-            pool_state = tl["state"][POOLED, pooled_pos[np.maximum(pool, 0)]]
             use_own = own_ok & (own_state[:, 2] >= self.n_min_)
             pick = np.where(use_own[:, None], own_state, pool_state)
             known = use_own | (pool >= 0)
@@ -158,19 +163,3 @@ class QBETS:
                 np.where(known & enough, "pooled", np.where(known, "pooled_max", "no_history")),
             )
         return WaitPrediction(wait_s=point, predictor=label, support=support, upper_s=upper)
-
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
-        targets = np.asarray(targets)
-        tl = self._timeline(ctx)
-        submit = ctx.jobs["submit_time"].to_numpy(dtype=float)[targets]
-        prefix = tl["hist"].prefix(submit, targets)
-        groups = size_class(requested_procs(ctx.jobs))[targets]
-        return self._answer(tl, groups, prefix)
-
-    def predict_at(self, ctx: WaitContext, procs: int, at_s: float) -> WaitPrediction:
-        """Bound and point for a new job of ``procs`` processors submitted at ``at_s`` (API)."""
-        tl = self._timeline(ctx)
-        prefix = tl["hist"].prefix(np.array([at_s]))
-        return self._answer(tl, size_class(np.array([procs])), prefix)

@@ -1,57 +1,26 @@
-"""Queue-wait methods by name, for the command, the task and the API.
+"""Queue-wait methods by name, for the command, the task, the API and the contract test.
 
-``make_method(name, random_state)`` builds a fresh, unfitted method. APQ and the simulator
-are imported lazily so that the peers work on their own.
+Adding a method is one module (a :class:`predictor.core.wait.base.WaitEstimator`) and one line
+in :data:`FACTORIES`; nothing else names methods. ``make_method(name, random_state)`` builds a
+fresh, unfitted method (methods without randomness ignore the seed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-import numpy as np
-
+from predictor.core.wait.apq import APQ
 from predictor.core.wait.baselines import RecentMedian, ZeroWait
 from predictor.core.wait.gbm import WaitGBM
 from predictor.core.wait.ibl import IBL
 from predictor.core.wait.qbets import QBETS
-from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
+from predictor.core.wait.sim import SimulatedStart
+from predictor.core.wait.types import WaitMethod
 
 DEFAULT_METHODS = ("apq", "qbets", "ibl", "median", "gbm")
 
-
-class SimulatedStart:
-    """What ``squeue --start`` does: simulate the queue forward with EASY and requested times.
-
-    Wraps ``pyss_adapter.core.start_estimate.simulated_waits``; nothing to learn.
-    """
-
-    name = "sim"
-
-    def fit(self, ctx: WaitContext) -> SimulatedStart:
-        return self
-
-    def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
-    ) -> WaitPrediction:
-        from pyss_adapter.core.start_estimate import simulated_waits
-
-        # real starts (submit + wait from the log) place the running and queued jobs at t
-        waits = simulated_waits(ctx.jobs, np.asarray(targets), ctx.machine_procs)
-        return WaitPrediction(wait_s=np.maximum(np.asarray(waits, dtype=float), 0.0))
-
-
-def _apq(random_state: int | None) -> WaitMethod:
-    from predictor.core.wait.apq import APQ
-
-    try:
-        return APQ(random_state=random_state)
-    except TypeError:  # APQ without a random_state parameter
-        return APQ()
-
-
 FACTORIES: dict[str, Callable[[int | None], WaitMethod]] = {
-    "apq": _apq,
+    "apq": lambda seed: APQ(),  # deterministic
     "qbets": lambda seed: QBETS(),
     "ibl": lambda seed: IBL(random_state=seed),
     "median": lambda seed: RecentMedian(),

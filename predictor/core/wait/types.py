@@ -1,31 +1,45 @@
-"""The contract every queue-wait method follows (APQ, QBETS, IBL, baselines, sim).
+"""The contract every queue-wait method follows (APQ, QBETS, IBL, baselines, GBM, sim).
 
-A method is configured in ``__init__`` (keyword parameters only), learns in
-``fit`` from the tuning part only, and answers in ``predict`` for target rows.
-Inside the core, time is seconds since the trace start.
+scikit-learn's estimator contract, with a system state instead of a feature matrix:
+
+- ``__init__`` stores keyword parameters only;
+- ``fit(history)`` learns from a :class:`WaitContext` (a log, its state sweep and its tuning
+  part) and returns ``self``; learned attributes end in ``_``;
+- ``predict(snapshot, requests)`` answers a batch of :class:`JobRequest` arriving in a
+  :class:`Snapshot` with one :class:`WaitPrediction` (arrays aligned with the requests),
+  reading history from the fitted log only as it was known at ``snapshot.known_at_s``;
+- ``predict_rows(rows)`` answers log rows of the fitted history, each at its own arrival: the
+  evaluation's fast path, identical to ``predict`` on ``from_log(jobs, submit_i, rows=i)``.
+
+Inside the core, time is seconds since the trace start. Methods are registered by name in
+:mod:`predictor.core.wait.registry`; :class:`predictor.core.wait.base.WaitEstimator` does the
+plumbing, so a method writes ``_learn`` and ``_predict`` only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
 
+if TYPE_CHECKING:
+    from predictor.core.state.request import JobRequest, RequestBatch
+    from predictor.core.state.snapshot import Snapshot
+
 
 @dataclass
 class WaitContext:
-    """Everything a method may look at.
+    """The history a wait method is fitted on.
 
-    jobs : the trace's jobs, columns ``traces.core.swf.SWF_FIELDS``, sorted by submit time
+    jobs : the log's jobs, columns ``traces.core.swf.SWF_FIELDS``, sorted by submit time
            (row i is job i everywhere below).
     state : the system-state sweep (``predictor.core.state.sweep.StateSweep``), one row per job.
-    n_tune : rows ``[0, n_tune)`` are the tuning/warm-up part; methods may fit on them only.
+    n_tune : rows ``[0, n_tune)`` are the tuning part; methods choose settings on them only.
     machine_procs : processors of the machine.
-    Leakage rule: for a target i, row j is usable history only if
-    ``start_j = submit_j + wait_j <= submit_i`` (its wait is known); its runtime only if it had
-    ended by then.
+    Leakage rule: for a target arriving at t, row j is usable history only if its start
+    ``submit_j + wait_j <= t`` (its wait is known) and it arrived before the target.
     """
 
     jobs: pd.DataFrame
@@ -36,7 +50,7 @@ class WaitContext:
 
 @dataclass
 class WaitPrediction:
-    """Predictions for ``targets`` (row indices), aligned with them.
+    """Predictions aligned with the targets (requests or rows).
 
     wait_s : predicted wait, seconds (>= 0).
     predictor : which sub-predictor answered per target (e.g. "stddev", "regression",
@@ -56,8 +70,10 @@ class WaitPrediction:
 class WaitMethod(Protocol):
     name: str
 
-    def fit(self, ctx: WaitContext) -> WaitMethod: ...
+    def fit(self, history: WaitContext) -> WaitMethod: ...
 
     def predict(
-        self, ctx: WaitContext, targets: np.ndarray, progress: Any = None
+        self, snapshot: Snapshot, requests: JobRequest | list[JobRequest] | RequestBatch
     ) -> WaitPrediction: ...
+
+    def predict_rows(self, rows: np.ndarray, progress: Any = None) -> WaitPrediction: ...

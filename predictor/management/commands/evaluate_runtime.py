@@ -15,8 +15,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from predictor import services_runtime
-from predictor.core.runtime.evaluate import METHODS
 from predictor.core.runtime.params import RuntimeParams
+from predictor.core.runtime.registry import METHODS
 from predictor.management.split_args import add_split_arguments, check_split_options
 from predictor.models import EvaluationRun
 from queuecast.errors import QueuecastError

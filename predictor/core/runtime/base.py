@@ -1,0 +1,87 @@
+"""Plumbing shared by the runtime methods: ``fit`` keeps the history, ``predict`` and
+``predict_rows`` turn their inputs into :class:`RuntimeTargets` and call ``_predict``.
+
+A method subclasses :class:`RuntimeEstimator` and writes ``_learn(history)`` and
+``_predict(targets, progress)``; see :mod:`predictor.core.runtime.types` for the contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.targets import RuntimeTargets
+from predictor.core.runtime.types import RuntimePrediction
+from predictor.core.state.request import JobRequest, RequestBatch, as_batch
+from predictor.core.state.snapshot import Snapshot
+from predictor.core.wait.base import NotFittedError
+
+Progress = Callable[[float], None] | None
+LEVEL_NAMES = ("tuple", "user", "size", "all")
+
+
+class RuntimeEstimator:
+    """Base of the runtime methods (scikit-learn style; see the module docstring)."""
+
+    name = "base"
+
+    def fit(self, history: RuntimeContext) -> RuntimeEstimator:
+        self.history_ = history
+        self._learn(history)
+        return self
+
+    def predict(
+        self, snapshot: Snapshot, requests: JobRequest | list[JobRequest] | RequestBatch
+    ) -> RuntimePrediction:
+        """RangeSets of ``requests`` arriving in ``snapshot`` (history known at its instant)."""
+        history = self._fitted()
+        return self._predict(
+            RuntimeTargets.from_snapshot(history, snapshot, as_batch(requests)), None
+        )
+
+    def predict_rows(self, rows: np.ndarray, progress: Progress = None) -> RuntimePrediction:
+        """RangeSets of log rows of the fitted history, each at its own arrival."""
+        targets = RuntimeTargets.from_rows(self._fitted(), np.asarray(rows, dtype=np.int64))
+        return self._predict(targets, progress)
+
+    def fitted_info(self) -> dict[str, Any]:
+        """What was learned, for the evaluation's report (JSON-ready); nothing by default."""
+        return {}
+
+    def _fitted(self) -> RuntimeContext:
+        if not hasattr(self, "history_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(history) first")
+        return self.history_
+
+    def _learn(self, history: RuntimeContext) -> None:
+        """Learn on the tuning part; nothing by default."""
+
+    def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        raise NotImplementedError
+
+    def get_params(self) -> dict[str, Any]:
+        """The keyword parameters given to ``__init__`` (scikit-learn's ``get_params``)."""
+        return {k: v for k, v in vars(self).items() if not k.endswith("_") and k[0] != "_"}
+
+
+def single_ranges(
+    low: np.ndarray, high: np.ndarray, point: np.ndarray, levels: np.ndarray, support: np.ndarray
+) -> RuntimePrediction:
+    """One range per target as rangeSets; ``point`` is kept as the range's point."""
+    return RuntimePrediction(
+        [
+            RangeSet(
+                np.array([lo]),
+                np.array([hi]),
+                np.array([1.0]),
+                level=LEVEL_NAMES[lv] if n > 0 else "none",
+                support=int(n),
+                point=float(p),
+            )
+            for lo, hi, p, lv, n in zip(low, high, point, levels, support, strict=True)
+        ]
+    )

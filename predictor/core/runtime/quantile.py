@@ -1,0 +1,121 @@
+"""A range from quantile regression (spec "Baselines": a plain learned model to beat).
+
+Range ``[q10, q90]`` and point q50 of gradient boosting with quantile loss on log runtime,
+on the request (user, group, queue, log size, log requested time), the user's last runtimes,
+the predicted load and the time of day. Models are trained at row blocks
+(:mod:`predictor.core.state.retrain`: the tuning end, then ``n_retrain`` equal blocks of the
+rest of the log), each on the ``max_train`` most recently ended jobs before the block's row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingRegressor
+from threadpoolctl import threadpool_limits
+
+from predictor.core.runtime.base import Progress, RuntimeEstimator, single_ranges
+from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.peers import (
+    clip_to_request,
+    last_user_runtimes,
+    log_or_nan,
+    target_levels,
+)
+from predictor.core.runtime.targets import RuntimeTargets
+from predictor.core.runtime.types import RuntimePrediction
+from predictor.core.state.retrain import boundaries
+
+MIN_TRAIN = 20
+
+
+class QuantileGBRange(RuntimeEstimator):
+    """Quantile gradient-boosting range (module docstring)."""
+
+    name = "quantile"
+
+    def __init__(
+        self,
+        quantiles: tuple[float, float, float] = (0.1, 0.5, 0.9),
+        n_retrain: int = 10,
+        max_train: int = 10000,
+        max_iter: int = 60,
+        random_state: int = 0,
+    ) -> None:
+        self.quantiles = quantiles
+        self.n_retrain = n_retrain
+        self.max_train = max_train
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def features(self, targets: RuntimeTargets) -> np.ndarray:
+        last, second = last_user_runtimes(self.history_, targets)
+        r = targets.requests
+        return np.column_stack(
+            [
+                r.user,
+                r.group,
+                r.queue,
+                np.log2(np.maximum(r.procs, 1)),
+                log_or_nan(targets.req_time_s),
+                log_or_nan(last),
+                log_or_nan(np.where(np.isnan(second), last, (last + second) / 2)),
+                targets.load,
+                (r.submit_s % 86400) / 3600.0,
+            ]
+        )
+
+    def _learn(self, history: RuntimeContext) -> None:
+        n = len(history.run_s)
+        self.every_ = max(1, math.ceil((n - history.n_tune) / max(self.n_retrain, 1)))
+        self.features_ = self.features(RuntimeTargets.from_rows(history, np.arange(n)))
+        self._models: dict[int, tuple[list[HistGradientBoostingRegressor] | None, int]] = {}
+
+    def models(self, b: int) -> tuple[list[HistGradientBoostingRegressor] | None, int]:
+        """The three quantile models trained at row ``b``'s arrival (None: too few jobs), and
+        how many jobs they learned from."""
+        if b not in self._models:
+            ctx = self.history_
+            t = ctx.submit_s[b] if b < ctx.submit_s.size else -np.inf
+            ended = np.flatnonzero((ctx.end_s < t) & (ctx.run_s > 0))
+            ended = ended[np.argsort(ctx.end_s[ended], kind="stable")][-self.max_train :]
+            models = None if ended.size < MIN_TRAIN else self._train(ended)
+            self._models[b] = (models, int(ended.size) if models else 0)
+        return self._models[b]
+
+    def _train(self, rows: np.ndarray) -> list[HistGradientBoostingRegressor]:
+        y = np.log(self.history_.run_s[rows])
+        x = self.features_[rows].copy()
+        x[:, np.isnan(x).all(axis=0)] = 0.0  # an all-missing column breaks the binning
+        # One thread: OpenMP oversubscription on a shared machine made fits 10x slower.
+        with threadpool_limits(limits=1):
+            return [
+                HistGradientBoostingRegressor(
+                    loss="quantile",
+                    quantile=q,
+                    max_iter=self.max_iter,
+                    random_state=self.random_state,
+                ).fit(x, y)
+                for q in self.quantiles
+            ]
+
+    def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        ctx = self.history_
+        bounds = boundaries(targets.n_before, targets.t_s, ctx.submit_s, ctx.n_tune, self.every_)
+        x = self.features(targets)
+        out = np.ones((3, len(targets)))
+        support = np.zeros(len(targets), dtype=int)
+        unique = np.unique(bounds)
+        for i, b in enumerate(unique):
+            sel = bounds == b
+            models, support[sel] = self.models(int(b))
+            if models is not None:
+                with threadpool_limits(limits=1):
+                    out[:, sel] = np.exp([m.predict(x[sel]) for m in models])
+            if progress is not None:
+                progress((i + 1) / len(unique))
+        low, mid, high = np.sort(out, axis=0)
+        low, high = clip_to_request(low, high, targets.req_time_s)
+        levels = target_levels(ctx, targets)
+        return single_ranges(low, high, mid, levels, support)
