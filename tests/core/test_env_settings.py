@@ -1,5 +1,6 @@
 """Settings read the environment through typed helpers that fail loudly (queuecast/env.py)."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -69,3 +70,51 @@ def test_a_bad_setting_stops_start_up_with_its_name() -> None:
     done = _settings_in_subprocess(QUEUECAST_MAX_UPLOAD_MB="lots")
     assert done.returncode != 0
     assert "QUEUECAST_MAX_UPLOAD_MB='lots'" in done.stderr
+
+
+def _setting(name: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("QUEUECAST_") or k in env}
+    code = (
+        "import os; os.environ['DJANGO_SETTINGS_MODULE']='queuecast.settings'; "
+        f"from django.conf import settings; print(repr(settings.{name}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**clean, **env},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_debug_is_off_unless_asked_for(tmp_path) -> None:
+    key_file = str(tmp_path / "key")
+    assert _setting("DEBUG", QUEUECAST_SECRET_KEY_FILE=key_file).stdout.strip() == "False"
+    on = _setting("DEBUG", QUEUECAST_DEBUG="1", QUEUECAST_SECRET_KEY_FILE=key_file)
+    assert on.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize(
+    "key", ["change-me", "queuecast-insecure-development-key", "short-but-random-Zq81", "a" * 60]
+)
+def test_a_weak_secret_key_with_debug_off_stops_start_up(key: str) -> None:
+    done = _setting("SECRET_KEY", QUEUECAST_SECRET_KEY=key, QUEUECAST_DEBUG="0")
+    assert done.returncode != 0 and "QUEUECAST_SECRET_KEY is weak" in done.stderr
+    allowed = _setting("SECRET_KEY", QUEUECAST_SECRET_KEY=key, QUEUECAST_DEBUG="1")
+    assert allowed.returncode == 0  # development may use anything
+
+
+def test_without_a_key_one_random_key_is_made_once_per_installation(tmp_path) -> None:
+    key_file = tmp_path / "secret"
+    first = _setting("SECRET_KEY", QUEUECAST_SECRET_KEY_FILE=str(key_file))
+    second = _setting("SECRET_KEY", QUEUECAST_SECRET_KEY_FILE=str(key_file))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout and len(first.stdout.strip().strip("'")) >= 50
+    assert key_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_embedded_sqlite_uses_wal_and_immediate_transactions(tmp_path) -> None:
+    done = _setting(
+        "DATABASES['default']['OPTIONS']", QUEUECAST_SECRET_KEY_FILE=str(tmp_path / "k")
+    )
+    options = ast.literal_eval(done.stdout.strip())
+    assert (
+        options["transaction_mode"] == "IMMEDIATE" and "journal_mode=WAL" in options["init_command"]
+    )
