@@ -40,7 +40,12 @@ def create_site(data: dict[str, Any], user: Any) -> Site:
 
 def warm_history(site: Site, trace: Trace) -> int:
     """Copy the trace's finished jobs as the site's past: shifted so the last one ends at the
-    site's epoch (negative site seconds), so the predictor has a history from the first hour."""
+    site's epoch (negative site seconds), so the predictor has a history from the first hour.
+
+    A simulated site plays its trace ``speed`` times faster, so its live jobs last
+    ``1 / speed`` of their trace durations: the copied past is scaled the same way, and the
+    predictor sees one time scale (wall-clock seconds).
+    """
     from traces.services.queries import jobs_frame
 
     jobs = jobs_frame(trace)
@@ -49,17 +54,20 @@ def warm_history(site: Site, trace: Trace) -> int:
         return 0
     end = (jobs["submit_time"] + jobs["wait_time"] + jobs["run_time"]).to_numpy(float)
     shift = -float(end.max())
+    scale = (
+        1.0 / float((site.config or {}).get("speed", 1.0)) if site.backend == "simulated" else 1.0
+    )
     procs = np.where(jobs["allocated_procs"] > 0, jobs["allocated_procs"], jobs["requested_procs"])
     rows = [
         SiteHistory(
             site=site,
             job_key=f"trace-{trace.pk}-{int(j)}",
             user=f"trace-user-{int(u)}",
-            submit_s=float(s) + shift,
-            wait_s=float(w),
-            run_s=float(r),
+            submit_s=(float(s) + shift) * scale,
+            wait_s=float(w) * scale,
+            run_s=float(r) * scale,
             procs=int(p),
-            req_time_s=float(q),
+            req_time_s=float(q) * scale if q > 0 else float(q),
             status=int(st),
         )
         for j, u, s, w, r, p, q, st in zip(
