@@ -123,19 +123,24 @@ class MoldingPolicy:
 
     # -- engine notifications -------------------------------------------------------------
     def on_submit(self, engine: Any, j: int, now: float) -> SubmitDecision | None:
-        user, procs = int(self.requests.user[j]), int(engine.procs[j])
+        if j in self.followers:  # released from the hold queue: mold now, never hold again
+            self.followers.discard(j)
+            return self._submit(engine, j, now, self._mold(engine, j, now, now, frozenset()))
+        est0 = float(engine.jobs.estimate_s[j])
         if self.declared_limit_s is None:
-            self.max_limit_s = max(self.max_limit_s, float(engine.jobs.estimate_s[j]))
+            self.max_limit_s = max(self.max_limit_s, est0)
+        decision = self._arrival(engine, j, now)
+        # the user's own request becomes history after its decision (candidates, maxPrevious)
+        self.history.submitted(int(self.requests.user[j]), int(self.requests.procs[j]), est0)
+        return decision
+
+    def _arrival(self, engine: Any, j: int, now: float) -> SubmitDecision | None:
         if j < self.n_warmup or self.params.strategy == "baseline":
-            self.history.submitted(user, procs, float(engine.requested[j]))
             return None
         if not self.warmed:
             self.predictor.warm_up(engine, now)
             self.warmed = True
         self.hold.due(now)
-        if j in self.followers:  # released from the hold queue: mold now, never hold again
-            self.followers.discard(j)
-            return self._submit(engine, j, now, self._mold(engine, j, now, now, frozenset()))
         if self.params.strategy == "delay" and self.hold.holding(now):
             held = self.hold.admit(j, now)
             self.followers.add(j)
@@ -146,8 +151,11 @@ class MoldingPolicy:
         return self._submit(engine, j, now, decision)
 
     def on_finish(self, engine: Any, j: int, now: float) -> None:
-        user = int(self.requests.user[j])
-        self.history.finished(user, int(engine.procs[j]), float(engine.runtime[j]))
+        if int(engine.procs[j]) == int(self.requests.procs[j]):
+            # a runtime observed at the user's own size: a molded job's drawn runtime says
+            # nothing new about the user's jobs and would feed the roulette wheel its own draws
+            user = int(self.requests.user[j])
+            self.history.finished(user, int(engine.procs[j]), float(engine.runtime[j]))
         self.predicted_run_s.pop(j, None)
         on_finish = getattr(self.predictor, "on_finish", None)
         if on_finish is not None:
@@ -214,7 +222,6 @@ class MoldingPolicy:
         size = d.chosen_procs
         estimate = self._estimate(j, engine, size)
         runtime = self._runtime(j, engine, size, estimate)
-        self.history.submitted(int(self.requests.user[j]), size, estimate)
         self.predicted_run_s[j] = float(d.runtime_s[d.chosen])
         self.decisions[j] = {
             "molded": d.molded,
@@ -237,12 +244,21 @@ class MoldingPolicy:
         end = np.where(end > now, end, np.maximum(start + requested, now + 1.0))
         return jobs, end
 
+    def _could_pay(self, now: float, t: float, d: MoldingDecision) -> bool:
+        """False when no prediction at t can pass the threshold (skip predicting it): the
+        delay alone, plus the shortest runtime predicted now when the predictor says its
+        runtimes do not depend on the arrival time (``same_runtime_later``), already fails."""
+        floor = t - now
+        if getattr(self.predictor, "same_runtime_later", False):
+            floor += float(np.min(d.runtime_s))
+        return floor < (1.0 - self.params.threshold) * d.chosen_response_s
+
     def _maybe_delay(
         self, engine: Any, j: int, now: float, now_decision: MoldingDecision
     ) -> SubmitDecision | None:
         jobs, ends = self._expected_ends(engine, now)
         t = future_time(now, ends, self.params.merge_fraction)
-        if t is None:
+        if t is None or not self._could_pay(now, t, now_decision):
             return self._submit(engine, j, now, now_decision)
         ended = frozenset(jobs[ends <= t].tolist())
         later = self._mold(engine, j, now, t, ended)

@@ -47,7 +47,13 @@ class SimStatePredictor:
     machine_procs : processors.
     t0_s : the first arrival (the load curve starts there).
     runtime_params : the rangeSet settings (default: the project's).
+
+    Runtime rangeSets use the load known at the decision, whatever the arrival time, so a
+    later arrival gets the same runtimes (``same_runtime_later``: the policy may skip a
+    future prediction that cannot pass the delay threshold).
     """
+
+    same_runtime_later = True
 
     def __init__(
         self,

@@ -2,11 +2,12 @@
 
 Molding draws on three facts per user (seed "End-to-End Predictions-Based Resource
 Management Framework for Supercomputer Jobs", Sections IV-A and V-C): the sizes the user has
-used (the candidates), the largest estimate given at each size (``maxPrevious``) and the
-runtimes at each size (the roulette wheel). Inside a replay a size and an estimate are known
-when the job is submitted to the batch system, a runtime only when the job finishes in the
-simulation: ``submitted`` and ``finished`` are called at those instants, so a decision never
-reads a later fact.
+requested (the candidates), the largest estimate given at each size (``maxPrevious``) and the
+runtimes at each size (the roulette wheel). These are the user's *own* submissions: a request
+is known when the user submits it, a runtime when the job finishes in the simulation, and
+only if it ran at the size the user asked for (the replay's policy calls ``submitted`` and
+``finished`` at those instants), so a decision never reads a later fact and the roulette
+wheel never draws from its own earlier draws.
 """
 
 from __future__ import annotations

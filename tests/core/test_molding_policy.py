@@ -140,3 +140,12 @@ def test_bad_strategy_fraction_and_logs_without_users_are_refused() -> None:
         prepare(nobody, 10, tune_fraction=0.5)
     with pytest.raises(ValueError, match="runtime_model"):
         MoldingParams(runtime_model="amdahl")
+
+
+def test_a_delay_longer_than_the_bar_is_not_even_predicted() -> None:
+    # bar = 0.3 x 1050 = 315 < the 390 s delay alone: no prediction at 1400 is made
+    rows = [*WARMUP, (1010, 100, 9, 100, 3)]
+    predictor = FreeProcsPredictor()
+    runs = evaluate(setup_for(rows), ["delay"], MoldingParams(threshold=0.7), lambda s: predictor)
+    assert runs["delay"].outcome.release_s[3] == 1010
+    assert predictor.calls == [(1010, 1010, [9])]
