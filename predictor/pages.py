@@ -16,7 +16,8 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import path
 
-from predictor import pages_runs, services_runtime, services_wait
+from holdqueue.models import Site
+from predictor import pages_runs, pages_site, services_runtime, services_wait
 from predictor.models import EvaluationRun
 from predictor.serializers_wait import WaitQuerySerializer
 from queuecast import charts, humanize
@@ -28,9 +29,16 @@ CONFIDENCES = [(c, f"{round(c * 100)}%") for c in (0.5, 0.8, 0.9, 0.95, 0.99)]
 
 
 class PredictForm(forms.Form):
+    site = forms.ModelChoiceField(
+        queryset=Site.objects.all(),
+        required=False,
+        label="Live site",
+        help_text="Predict for submitting now to a site Queuecast fronts.",
+    )
     trace = forms.ModelChoiceField(
         queryset=Trace.objects.filter(status=Status.DONE).order_by("name"),
-        help_text="The machine's history the prediction learns from.",
+        required=False,
+        help_text="Or a stored trace: the machine's history at an instant of it.",
     )
     at_days = forms.FloatField(
         required=False,
@@ -56,6 +64,12 @@ class PredictForm(forms.Form):
         choices=CONFIDENCES, coerce=float, initial=0.9, label="Interval confidence"
     )
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if bool(data.get("site")) == bool(data.get("trace")):
+            raise forms.ValidationError("pick either a live site or a trace")
+        return data
+
     def clean_time_limit(self) -> float:
         try:
             seconds = humanize.parse_duration(self.cleaned_data["time_limit"])
@@ -69,15 +83,18 @@ class PredictForm(forms.Form):
 @login_required
 def predict(request: HttpRequest) -> HttpResponse:
     """GET without a trace shows the form; with one it also shows the answer."""
-    form = PredictForm(request.GET if "trace" in request.GET else None)
+    bound = "trace" in request.GET or "procs" in request.GET
+    form = PredictForm(request.GET if bound else None, initial=request.GET.dict())
     context: dict[str, Any] = {"form": form, "nav": "predict"}
     if form.is_bound and form.is_valid():
-        context.update(answer_for(form))
+        context.update(answer_for(form, request.user))
     return render(request, "predictor/predict.html", context)
 
 
-def answer_for(form: PredictForm) -> dict[str, Any]:
-    """Validate with the API's serializer, ask both services, or put the error on the form."""
+def answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
+    """Validate with the API's serializer, ask its service(s), or put the errors on the form."""
+    if form.cleaned_data.get("site"):
+        return site_answer_for(form, user)
     trace: Trace = form.cleaned_data["trace"]
     at_days = form.cleaned_data.get("at_days")
     at = trace.last_submit_s if at_days is None else (trace.first_submit_s or 0) + at_days * 86400
@@ -100,6 +117,22 @@ def answer_for(form: PredictForm) -> dict[str, Any]:
         "answer": present(trace, job, wait, runtime, form.cleaned_data["confidence"]),
         "accuracy": accuracy(trace),
     }
+
+
+def site_answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
+    site = form.cleaned_data["site"]
+    raw, errors = pages_site.site_answer(site, user, form.cleaned_data)
+    names = {"procs": "procs", "time_limit_s": "time_limit", "user": "user_id"}
+    for field, messages in errors.items():
+        form.add_error(names.get(field), messages)
+    if raw is None:
+        return {}
+    answer = pages_site.present_site(site, raw, form.cleaned_data["confidence"])
+    answer.update(
+        ranges=ranges_table(raw["runtime"]["ranges"]),
+        chart=rangeset_chart(raw["runtime"]["ranges"]),
+    )
+    return {"answer": answer, "accuracy": {}}
 
 
 def api_query(data: dict[str, Any], at: float | None) -> dict[str, Any]:

@@ -22,12 +22,14 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
 def duration(seconds: float | None) -> str:
     """``7800`` -> ``"2 h 10 min"``: the two largest non-zero units, rounded to the smaller.
 
-    Under a minute shows seconds; ``None`` or NaN shows an en dash.
+    Under a minute shows seconds (one decimal under 10 s); ``None`` or NaN shows an en dash.
     """
     seconds = _number(seconds)
     if seconds is None:
         return "–"
     sign = "-" if seconds < 0 else ""
+    if abs(seconds) < 9.95 and abs(seconds - round(seconds)) >= 0.05:
+        return f"{sign}{abs(seconds):.1f} s"  # short runtimes: 1.8 s and 2.2 s stay apart
     left = math.floor(abs(float(seconds)) + 0.5)
     if left < 60:
         return f"{sign}{left} s"

@@ -35,4 +35,5 @@ urlpatterns = [
     path("", include("predictor.pages")),
     path("", include("pyss_adapter.pages")),
     path("", include("jobmolding.pages")),
+    path("", include("holdqueue.pages")),
 ]

@@ -9,6 +9,8 @@
   function duration(seconds) {
     if (seconds === null || seconds === undefined || isNaN(seconds)) return "–";
     var sign = seconds < 0 ? "-" : "";
+    var abs = Math.abs(seconds);
+    if (abs < 9.95 && Math.abs(abs - Math.round(abs)) >= 0.05) return sign + abs.toFixed(1) + " s";
     var left = Math.floor(Math.abs(seconds) + 0.5);
     if (left < 60) return sign + left + " s";
     for (var k = 0; k < UNITS.length - 1; k++) {

@@ -1,0 +1,47 @@
+"""The predict page's live-site branch: ``POST /api/sites/{id}/predict/``'s service, shown
+in the same cards as a trace answer (dates now, "in 2 h 10 min", the calibrated interval)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from holdqueue.models import Site
+from holdqueue.serializers import PredictSerializer
+from holdqueue.services.predict import predict_for_query
+from queuecast.errors import QueuecastError
+
+
+def site_answer(site: Site, user: Any, data: dict[str, Any]) -> tuple[dict | None, dict]:
+    """(the raw answer, field errors): validated by the API's serializer, then its service."""
+    query = PredictSerializer(data={
+        "procs": data["procs"], "time_limit_s": int(round(data["time_limit"])),
+        "user": str(data["user_id"]) if data.get("user_id", -1) >= 0 else "",
+        "confidence": data["confidence"],
+    })  # fmt: skip
+    if not query.is_valid():
+        return None, dict(query.errors)
+    try:
+        return predict_for_query(site, user, query.validated_data), {}
+    except QueuecastError as exc:
+        return None, {"non_field_errors": [exc.detail]}
+
+
+def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str, Any]:
+    """The site answer in the predict page's shape (see ``predictor.pages.present``)."""
+    wait = raw["wait"]
+    return {
+        "site": site,
+        "at_date": raw["at"],
+        "wait_s": raw["predicted_start_s"],
+        "start_date": raw["predicted_start"],
+        "runtime_s": raw["runtime"]["point_s"],
+        "finish_s": raw["predicted_end_s"],
+        "finish_date": raw["predicted_end"],
+        "interval": {"lower_s": wait["low_s"], "upper_s": wait["high_s"],
+                     "level": wait.get("confidence", confidence), "kind": "calibrated"},
+        "wait": {"method": raw["method"]["wait"], "predictor": raw["method"].get("wait_predictor"),
+                 "support": None},
+        "runtime": raw["runtime"],
+        "time_limit_s": raw["time_limit_s"],
+        "site_accuracy": raw.get("accuracy") or {},
+    }  # fmt: skip

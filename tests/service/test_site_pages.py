@@ -1,0 +1,85 @@
+"""Live-site pages: the site with its queue and submit form, a held job with its decision
+and release/cancel, the hold queue, and the predict page asking a live site."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.service.test_sites_support import FakePredictor, api_for, make_user, simulated_site
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def site():  # noqa: ANN201
+    return simulated_site()
+
+
+@pytest.fixture
+def alice():  # noqa: ANN201
+    return make_user("alice")
+
+
+def page_for(user) -> Client:  # noqa: ANN001
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def held_job(site, user, monkeypatch):  # noqa: ANN001, ANN201
+    FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0, wait_per_proc=10.0).install(monkeypatch)
+    body = {"procs": 16, "time_limit_s": 600, "command": "sleep 1", "name": "held-one",
+            "candidates": [8]}  # fmt: skip
+    response = api_for(user).post(f"/api/sites/{site.pk}/jobs/", body, format="json")
+    assert response.status_code == 201, response.data
+    return response.data
+
+
+def test_site_page_shows_the_live_status_and_submits_through_the_api(site, alice) -> None:
+    page = page_for(alice).get(f"/sites/{site.pk}/").content.decode()
+    assert 'id="site-status"' in page and "Live queue" in page
+    assert f'data-api-url="/api/sites/{site.pk}/jobs"' in page
+    assert f'data-next-url="/sites/{site.pk}/jobs/{{id}}/"' in page
+    assert site.name in page_for(alice).get("/sites/").content.decode()
+
+
+def test_held_job_page_marks_the_chosen_size_and_offers_release_and_cancel(
+    site, alice, monkeypatch
+) -> None:
+    job = held_job(site, alice, monkeypatch)
+    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{job['id']}/").content.decode()
+    assert "held by Queuecast until" in page and 'id="release-job"' in page
+    chosen = [
+        c for c in job["decision"]["molding"]["candidates"] if c["procs"] == job["procs_chosen"]
+    ]
+    assert len(chosen) == 1 and 'class="chosen"' in page
+    assert page.count('class="chosen"') == 1 and "hold for" in page
+    assert f'data-api-post="/api/sites/{site.pk}/jobs/{job["id"]}/release"' in page
+
+
+def test_hold_queue_page_lists_held_jobs_with_actions_only_for_their_owner(
+    site, alice, monkeypatch
+) -> None:
+    job = held_job(site, alice, monkeypatch)
+    mine = page_for(alice).get(f"/sites/{site.pk}/holdqueue/").content.decode()
+    assert "held-one" in mine and f"/api/sites/{site.pk}/jobs/{job['id']}/cancel" in mine
+    other = page_for(make_user("bob")).get(f"/sites/{site.pk}/holdqueue/").content.decode()
+    assert "held-one" in other and "/cancel" not in other
+    assert (
+        page_for(make_user("carol")).get(f"/sites/{site.pk}/jobs/{job['id']}/").status_code == 404
+    )
+
+
+def test_predict_page_answers_for_a_live_site_with_the_calibrated_interval(site, alice) -> None:
+    query = {"site": site.pk, "procs": 8, "time_limit": "1h", "user_id": -1, "confidence": 0.8}
+    page = page_for(alice).get("/predict/", query).content.decode()
+    assert f"Answer for {site.name} (live)" in page
+    assert "Wait interval (80%)" in page and "calibrated on recent errors" in page
+    assert 'id="rangeset-spec"' in page
+
+
+def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
+    page = page_for(alice).get("/predict/", {"procs": 8, "time_limit": "1h", "user_id": -1,
+                                             "confidence": 0.9}).content.decode()  # fmt: skip
+    assert "pick either a live site or a trace" in page
