@@ -162,3 +162,27 @@ def test_api_docs_render_from_our_own_static_files(page) -> None:
     page.get(page.base_url + "/api/redoc/")
     wait_for(page, ".api-content", timeout=30)
     shoot(page, "09-redoc", phone=False)
+
+
+def test_submit_to_the_demo_site_see_it_held_then_release_it(page, monkeypatch) -> None:
+    from tests.service.test_sites_support import FakePredictor, simulated_site
+
+    # Waiting pays (now 50,000 s, later 0 s): the job is held, as a user would see it at a
+    # busy site; the predictions themselves are the sites API's concern (tested there).
+    FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0).install(monkeypatch)
+    site = simulated_site("demo-sim")
+    logged_in(page)
+    page.get(page.base_url + "/")
+    css(page, "a[href='/sites/']").click()
+    css(page, f"a[href='/sites/{site.pk}/']").click()
+    css(page, "#sj-name").clear()
+    css(page, "#sj-name").send_keys("browser-job")
+    shoot(page, "10-site")
+    css(page, "#submit-job").click()
+    until(page, lambda d: "/jobs/" in d.current_url)
+    assert "held" in wait_for(page, "#job-state").text
+    shoot(page, "11-job-held")
+    css(page, "#release-job").click()
+    until(page, lambda d: "submitted" in css(d, "#job-state").text)
+    assert css(page, "#backend-id").text not in ("", "–")
+    shoot(page, "12-job-submitted", phone=False)
