@@ -17,6 +17,7 @@ reconciled from the tag by the sweep (``services/sweep.py``) instead of submitti
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +29,8 @@ from holdqueue.core.holdqueue import release_times, shifted_release
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.errors import BackendDown, BadJob, JobNotFound, WrongState
+
+log = logging.getLogger(__name__)
 
 
 def setting(name: str, default: Any) -> Any:
@@ -181,7 +184,12 @@ def schedule_release(job: SiteJob) -> None:
         return  # in-process: an eager task would run now, not at its ETA; the sweep releases
     from holdqueue.tasks import release_site_job
 
-    release_site_job.apply_async((job.pk,), eta=job.release_at)
+    try:
+        release_site_job.apply_async((job.pk,), eta=job.release_at)
+    except Exception as exc:  # noqa: BLE001 - broker down: the row stays, the sweep releases it
+        log.warning(
+            "release task for job %s not queued (%s); the sweep will release it", job.pk, exc
+        )
 
 
 def claim_release(job_id: int, *, early: bool = False) -> SiteJob | None:

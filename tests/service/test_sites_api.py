@@ -258,3 +258,69 @@ def test_schema_lists_the_site_endpoints(alice) -> None:
         "/api/sites/{id}/holdqueue/",
     ):
         assert any(p.rstrip("/") == path.rstrip("/") for p in paths), path
+
+
+def test_release_tasks_are_queued_with_an_eta_in_broker_mode(
+    site, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    from holdqueue.tasks import release_site_job
+
+    queued = []
+    monkeypatch.setattr(
+        release_site_job, "apply_async", lambda args, eta: queued.append((args, eta))
+    )
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    with django_capture_on_commit_callbacks(execute=True):
+        job = held_job(api_for(alice), site, monkeypatch)
+    row = SiteJob.objects.get(pk=job["id"])
+    assert queued == [((row.pk,), row.release_at)]
+
+
+def test_a_broker_that_is_down_loses_no_held_job(
+    site, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+) -> None:
+    from holdqueue.tasks import release_site_job
+
+    def down(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379")
+
+    monkeypatch.setattr(release_site_job, "apply_async", down)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    with django_capture_on_commit_callbacks(execute=True):
+        job = held_job(api_for(alice), site, monkeypatch)
+    assert job["state"] == "held"
+    SiteJob.objects.filter(pk=job["id"]).update(release_at=timezone.now())
+    assert release_due() == 1  # the sweep releases what the task would have
+
+
+def test_a_lost_submission_is_held_again_and_released_once(site, alice, settings) -> None:
+    from holdqueue.services.sweep import reconcile_submitting
+
+    job = SiteJob.objects.create(
+        site=site,
+        owner=alice,
+        name="lost",
+        script="#!/bin/sh\n",
+        procs_requested=2,
+        procs_chosen=2,
+        time_limit_s=60,
+        state=SiteJob.SUBMITTING,
+        arrived_at=timezone.now(),
+        release_at=timezone.now(),
+    )
+    settings.QUEUECAST_SUBMIT_LEASE_S = 0
+    assert reconcile_submitting() == 1  # nothing carries its tag: it never reached the backend
+    job.refresh_from_db()
+    assert job.state == "held"
+    assert release_due() == 1 and release_due() == 0
+    job.refresh_from_db()
+    assert job.state == "submitted"
+    assert SimulatedSubmission.objects.filter(tag=job.tag).count() == 1
+
+
+def test_release_of_a_job_that_is_not_held_is_a_conflict(site, alice, monkeypatch) -> None:
+    FakePredictor().install(monkeypatch)
+    client = api_for(alice)
+    sent = post_job(client, site, mold=False, allow_delay=False).data
+    response = client.post(f"/api/sites/{site.pk}/jobs/{sent['id']}/release/")
+    assert response.status_code == 409 and "only a held job" in response.data["detail"]
