@@ -29,6 +29,13 @@ LEVEL_COLUMNS = {
 }
 
 
+def slice_sums(sums: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Sum over each ``[lo, hi)`` slice of a group, from :meth:`GroupIndex.prefix_sums`."""
+    if sums.size == 0:
+        return np.zeros(np.shape(hi))
+    return np.where(hi > lo, sums[np.maximum(hi - 1, 0)], 0.0)
+
+
 class GroupIndex:
     """Jobs sorted by (group code, end time), for "group g, ended before t" slices.
 
@@ -77,8 +84,16 @@ class GroupIndex:
         return self.order[int(lo[0]) : int(hi[0])]
 
     def prefix_sums(self, values: np.ndarray) -> np.ndarray:
-        """Cumulative sums of ``values`` in index order, with a leading 0 (for past means)."""
-        return np.concatenate([[0.0], np.cumsum(np.asarray(values, dtype=float)[self.order])])
+        """Running sums of ``values`` in index order, restarting at each group: entry p is
+        the sum over the group's positions up to and including p.
+
+        With ``(lo, hi)`` from :meth:`bounds` (lo is always the group's first position), the
+        sum over the slice is :func:`slice_sums` ``= sums[hi - 1]`` (0 when empty): only jobs
+        of the slice enter the arithmetic, never a later one (a plain prefix difference
+        ``S[hi] - S[lo]`` would round differently as later jobs change).
+        """
+        ordered = pd.Series(np.asarray(values, dtype=float)[self.order])
+        return ordered.groupby(self.codes[self.order]).cumsum().to_numpy()
 
 
 @dataclass

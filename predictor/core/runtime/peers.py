@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from predictor.core.runtime.base import LEVEL_NAMES, Progress, RuntimeEstimator, single_ranges
-from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.history import RuntimeContext, slice_sums
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 
@@ -58,7 +58,7 @@ def level_mean(
         sums = sums_at(level)
         n = hi - lo
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean[sel] = np.where(n > 0, (sums[hi] - sums[lo]) / np.maximum(n, 1), np.nan)
+            mean[sel] = np.where(n > 0, slice_sums(sums, lo, hi) / np.maximum(n, 1), np.nan)
         count[sel] = n
     return mean, count
 

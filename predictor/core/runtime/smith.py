@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from predictor.core.runtime.base import Progress
-from predictor.core.runtime.history import GroupIndex, RuntimeContext
+from predictor.core.runtime.history import GroupIndex, RuntimeContext, slice_sums
 from predictor.core.runtime.peers import PointMethod, requested_or_mean
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.state.request import RequestBatch
@@ -57,7 +57,7 @@ def template_stats(
     lo, hi = index.bounds(codes, t)
     n = (hi - lo).astype(float)
     s1, s2 = sums
-    total, total_sq = s1[hi] - s1[lo], s2[hi] - s2[lo]
+    total, total_sq = slice_sums(s1, lo, hi), slice_sums(s2, lo, hi)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / n
         var = np.maximum(total_sq - n * mean**2, 0.0) / (n - 1)
