@@ -28,7 +28,9 @@ PySS                                   Queuecast
 =====================================  ==========================================
 
 Layout: ``core/`` is plain Python (engine, schedulers, estimates, statistics,
-PySS interop, simulated start-time estimates); ``services.py`` glues it to the
+PySS interop, simulated start-time estimates, the submit hook ``core/policy.py``
+that molding and delayed submission plug into, and ``core/snapshot.py``, the
+predictor's view of a running replay); ``services.py`` glues it to the
 database; ``views.py``/``tasks.py`` serve replays; the ``replay`` and
 ``export_pyss`` commands run it from the shell.
 """
