@@ -175,6 +175,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Queue-wait and runtime prediction for supercomputer jobs.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "queuecast.schema.document_error_responses",  # 400/401/403/404/409/413/429/503
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
