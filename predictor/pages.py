@@ -25,6 +25,7 @@ from queuecast.errors import QueuecastError
 from queuecast.longrun import Status
 from traces.models import Trace
 
+WAIT_FIELDS = set(WaitQuerySerializer().fields)
 CONFIDENCES = [(c, f"{round(c * 100)}%") for c in (0.5, 0.8, 0.9, 0.95, 0.99)]
 
 
@@ -136,8 +137,10 @@ def site_answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
 
 
 def api_query(data: dict[str, Any], at: float | None) -> dict[str, Any]:
-    """The form's fields under the API's names."""
+    """The form's fields under the API's names (the confidence once the API takes one)."""
+    extra = {"confidence": data["confidence"]} if "confidence" in WAIT_FIELDS else {}
     return {
+        **extra,
         "user_id": data["user_id"],
         "queue_id": data.get("queue_id") if data.get("queue_id") is not None else -1,
         "requested_procs": data["procs"],
@@ -180,13 +183,12 @@ def present(
 def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | None:
     """The calibrated interval when the answer carries one, else QBETS's one-sided bound."""
     block = wait.get("interval")
-    if isinstance(block, dict) and block.get("lower_s") is not None:
-        return {
-            "lower_s": block["lower_s"],
-            "upper_s": block["upper_s"],
-            "level": block.get("confidence", confidence),
-            "kind": "calibrated",
-        }
+    if isinstance(block, dict):
+        low = block.get("lower_s", block.get("low_s"))
+        high = block.get("upper_s", block.get("high_s"))
+        if low is not None and high is not None:
+            level = block.get("confidence", block.get("level", confidence))
+            return {"lower_s": low, "upper_s": high, "level": level, "kind": "calibrated"}
     if wait.get("qbets_upper_s") is not None:
         return {"lower_s": 0.0, "upper_s": wait["qbets_upper_s"], "level": 0.95, "kind": "qbets"}
     return None

@@ -93,6 +93,8 @@ def wait_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
     best = min((r["aae_s"] for r in rows if r.get("aae_s") is not None), default=None)
     for r in rows:
         r["best"] = r.get("aae_s") == best
+        intervals = r.get("interval") or {}
+        r["intervals"] = [{"level": float(k), **v} for k, v in sorted(intervals.items())]
         ratio = r.get("aae_over_mean_wait")
         r["no_better_than_zero"] = ratio is not None and ratio >= 1
     by_method = charts.bar(
@@ -126,6 +128,7 @@ def wait_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "chart_class": by_class,
         "class_labels": WAIT_CLASS_LABELS,
         "class_jobs": class_jobs,
+        "levels": sorted({i["level"] for r in rows for i in r["intervals"]}),
     }
 
 

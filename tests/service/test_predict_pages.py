@@ -198,3 +198,22 @@ def test_trace_page_shows_the_dashboard_charts(browser, trace) -> None:
     sizes = chart_spec(page, "spec-sizes")
     assert sum(sizes["data"]["datasets"][0]["data"]) == pytest.approx(1.0, abs=1e-3)
     assert "Predict a job on this trace" in page
+
+
+def test_evaluation_page_shows_interval_coverage_when_the_run_has_it(browser, trace, alice):
+    interval = {"0.8": {"coverage": 0.812, "mean_width_s": 3600.0},
+                "0.9": {"coverage": 0.9, "mean_width_s": 7800.0}}  # fmt: skip
+    result = {"apq": {"jobs": 5, "aae_s": 60.0, "mean_wait_s": 120.0, "interval": interval}}
+    run = EvaluationRun.objects.create(kind="wait", trace=trace, owner=alice, status=Status.DONE,
+                                       result=result)  # fmt: skip
+    page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
+    assert "Coverage at 80%" in page and "81.2%" in page and "2 h 10 min" in page
+
+
+def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
+    from predictor.pages import wait_interval
+
+    calibrated = {"interval": {"low_s": 60.0, "high_s": 7800.0, "confidence": 0.8}}
+    assert wait_interval(calibrated, 0.8) == {"lower_s": 60.0, "upper_s": 7800.0, "level": 0.8,
+                                              "kind": "calibrated"}  # fmt: skip
+    assert wait_interval({"qbets_upper_s": 99.0}, 0.8)["kind"] == "qbets"
