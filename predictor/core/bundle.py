@@ -35,7 +35,7 @@ class FittedBundle:
     """The wait, bound and runtime methods fitted on one log (one sweep, one context each).
 
     wait : answers the wait point (APQ by default). bound : answers the upper bound (QBETS's
-    0.95 bound by default; None for none). runtime : answers the rangeSet (the seed's).
+    0.95 bound by default; None for none). runtime : answers the rangeSet (the paper's).
     """
 
     wait_ctx: WaitContext

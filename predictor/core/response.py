@@ -1,4 +1,5 @@
-"""Response time = queue wait + runtime, as a rangeSet (seed ``002``, job molding: "these
+"""Response time = queue wait + runtime, as a rangeSet (the paper "End-to-End Predictions-Based
+Resource Management Framework for Supercomputer Jobs", job molding: "these
 predictions are added to obtain a rangeSet of predicted response times").
 
 A wait given as a point shifts every runtime range; a wait given as ranges is added range by

@@ -8,7 +8,10 @@ import pytest
 
 from predictor.core.state import histograms as hg
 from predictor.core.state import sweep as st
-from predictor.core.state.sweep import SUMMARY_NAMES, compute_state, state_at
+from predictor.core.state.features import state_features
+from predictor.core.state.request import RequestBatch
+from predictor.core.state.snapshot import from_log
+from predictor.core.state.sweep import SUMMARY_NAMES, compute_state
 from traces.core.swf import SWF_FIELDS
 
 
@@ -178,20 +181,19 @@ def test_fixed_histograms_equal_binning_of_the_exact_value_sets():
 
 
 @pytest.mark.parametrize("i", [30, 77, 100])
-def test_state_at_equals_sweep_for_a_job_removed_from_the_trace(i):
+def test_a_request_in_a_snapshot_equals_the_sweep_row_of_a_job_removed_from_the_trace(i):
     jobs = random_trace(120, seed=7, queues=1)
     jobs = jobs[~jobs.submit_time.duplicated(keep=False)].reset_index(drop=True)
     sweep_all = compute_state(jobs)
-    row = jobs.iloc[i]
     rest = jobs.drop(index=i).reset_index(drop=True)
-    sweep_rest = compute_state(rest)
-    single = state_at(sweep_rest, float(row.submit_time), row.to_dict())
-    np.testing.assert_allclose(single.summary, sweep_all.summary[i])
-    for got, want in zip(single.values, sweep_all.hist_values(i), strict=True):
+    at = float(jobs.submit_time.iat[i])
+    snap = from_log(rest, at, machine_procs=64)
+    single = state_features(snap, RequestBatch.from_jobs(jobs.iloc[[i]]))
+    np.testing.assert_allclose(single.summary[0], sweep_all.summary[i])
+    for got, want in zip(single.values(0), sweep_all.hist_values(i), strict=True):
         np.testing.assert_allclose(np.sort(got), np.sort(want))
-    expected_hist = hg.histogram_of_values(sweep_all.hist_values(i), sweep_rest.edges)
-    np.testing.assert_allclose(single.hist, expected_hist, atol=1e-6)
-    assert single.n_arrived == i
+    np.testing.assert_allclose(single.hist[0], sweep_all.hist[i], atol=1e-6)
+    assert snap.arrived_rows(rest.submit_time.to_numpy()) == i
 
 
 def test_sweep_rejects_unsorted_jobs():

@@ -4,7 +4,7 @@ A :class:`GroupIndex` sorts the jobs by (group, end time) once; "the jobs of gro
 before t" is then one contiguous slice found by ``searchsorted``, for one query or millions.
 Prefix sums over the same order give per-group past means in O(log n) (Smith templates, the
 AAE of point methods). :class:`RuntimeContext` bundles a trace's arrays, loads and the three
-history levels of the seed's relevant history (tuple, then user, then request size).
+history levels of the paper's relevant history (tuple, then user, then request size).
 
 Leakage rule: a job counts as history at t only if ``end < t`` (strictly); its actual load is
 then known too (see ``predictor.core.runtime.load``).

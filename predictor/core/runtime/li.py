@@ -1,4 +1,4 @@
-"""Li, Groep and Wolters' instance-based runtime prediction (spec "Baselines").
+"""Li, Groep and Wolters' instance-based runtime prediction (docs/runtime.md, "Baselines").
 
 The ``k`` nearest finished jobs under a heterogeneous distance (HEOM: 0/1 on nominal user,
 group, queue, executable; range-normalised difference on log size and log requested time),
@@ -26,7 +26,7 @@ def numeric_features(size: np.ndarray, req_time_s: np.ndarray) -> np.ndarray:
 
 
 class LiKnnPredictor(PointMethod):
-    """k-NN runtime points with the seed's AAE range (module docstring)."""
+    """k-NN runtime points with the paper's AAE range (module docstring)."""
 
     name = "li"
 

@@ -1,4 +1,5 @@
-"""Load functions: how a tuple's runtime grows with the system load (seed ``002``, runtime).
+"""Load functions: how a tuple's runtime grows with the system load (the paper "End-to-End
+Predictions-Based Resource Management Framework for Supercomputer Jobs", runtime).
 
 On the tuning part: group jobs by the tuple <user, request size, queue, group>, keep the
 ``k`` most frequent tuples that have ``>= l`` jobs and a load span ``>= m``; per tuple put

@@ -1,4 +1,5 @@
-"""Metrics of runtime predictions (seed ``002``, evaluation of rangeSets; spec "Metrics").
+"""Metrics of runtime predictions (the paper "End-to-End Predictions-Based Resource Management
+Framework for Supercomputer Jobs", evaluation of rangeSets; "Metrics").
 
 success rate: share of targets whose actual runtime lies in one of the predicted ranges.
 coverage: total length of the predicted ranges over the length of the baseline range, as a

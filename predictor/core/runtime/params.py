@@ -1,9 +1,9 @@
-"""All parameters of the runtime prediction, in one place (spec ``runtime-prediction.md``).
+"""All parameters of the runtime prediction, in one place (docs/runtime.md).
 
-Defaults are the seed's (``002``, section on runtime prediction): k = 25 tuples, l = 10 jobs,
+Defaults are the paper's (``002``, section on runtime prediction): k = 25 tuples, l = 10 jobs,
 m = 0.5 load span, X = 50 %, 20 load bins, ranges compacted to 20 %, merge threshold 50 %,
 at most 25 ranges, new ranges share probability 0.1, relevant history starts at 10 jobs and
-extends to 90 % overlap. The rest are choices the seed leaves open; each is documented in
+extends to 90 % overlap. The rest are choices the paper leaves open; each is documented in
 ``docs/runtime.md``.
 """
 

@@ -1,8 +1,8 @@
-"""The simple peers of the rangeSet method (spec "Baselines"), and the helpers every peer uses.
+"""The simple peers of the rangeSet method (docs/runtime.md, "Baselines") and their helpers.
 
 Every peer follows :mod:`predictor.core.runtime.types`: configured in ``__init__``,
 ``fit(history)`` learns from the tuning part or the past only, ``predict`` answers one range
-per target. Point-only methods (Tsafrir, requested time, Li, Smith) get the seed's range
+per target. Point-only methods (Tsafrir, requested time, Li, Smith) get the paper's range
 ("End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs", section
 on runtime prediction, its comparison protocol): width = the method's average absolute error
 (AAE) on the history of the target's level (tuple, else user, else size), centred on the point.
@@ -77,7 +77,7 @@ def clip_to_request(
 
 
 class PointMethod(RuntimeEstimator):
-    """A point predictor given the seed's AAE range (module docstring).
+    """A point predictor given the paper's AAE range (module docstring).
 
     ``fit`` computes the method's point for every job of the log at its own arrival, so the
     errors of history jobs are those the method really made (no leakage): ``errors_``.

@@ -1,4 +1,4 @@
-"""A range from quantile regression (spec "Baselines": a plain learned model to beat).
+"""A range from quantile regression ("Baselines": a plain learned model to beat).
 
 Range ``[q10, q90]`` and point q50 of gradient boosting with quantile loss on log runtime,
 on the request (user, group, queue, log size, log requested time), the user's last runtimes,

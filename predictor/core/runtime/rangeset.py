@@ -1,4 +1,4 @@
-"""The seed's rangeSet runtime prediction (``002``, runtime section; spec steps 1-6).
+"""The the paper's rangeSet runtime prediction (``002``, runtime section; spec steps 1-6).
 
 For a target submitted at t: take the relevant history (same tuple, ended before t, most
 recent first, extended until it spans 90 % of the tuple's runtime range; fallback levels user,
@@ -24,7 +24,7 @@ class RangeSet:
 
     level : the history level that answered (``tuple``, ``user``, ``size``, ``all``, ``none``).
     support : history jobs behind the ranges. point : a method's own point prediction (a peer's
-    mean, say); None means the seed's weighted sum of range medians.
+    mean, say); None means the paper's weighted sum of range medians.
     """
 
     low_s: np.ndarray

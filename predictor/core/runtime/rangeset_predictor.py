@@ -1,4 +1,4 @@
-"""The seed's load-function rangeSet method as a runtime method (:mod:`.types` contract).
+"""The the paper's load-function rangeSet method as a runtime method (:mod:`.types` contract).
 
 "End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs", section on
 runtime prediction: the relevant history of the request's tuple (falling back to its user,
@@ -23,7 +23,8 @@ from predictor.core.runtime.types import RuntimePrediction
 
 
 class RangeSetPredictor(RuntimeEstimator):
-    """Load-function rangeSets (seed ``002``). ``fit`` learns the load functions on the
+    """Load-function rangeSets (the paper "End-to-End Predictions-Based Resource Management
+    Framework for Supercomputer Jobs"). ``fit`` learns the load functions on the
     tuning part only; ``predict_one`` answers for any request at any time t."""
 
     name = "rangeset"

@@ -1,4 +1,5 @@
-"""The six state histograms and their chi-square distances (spec "Distance", seed 002 Table I).
+"""The six state histograms and their chi-square distances (docs/apq.md, "Distance", the paper
+"End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs" Table I).
 
 Two binnings:
 

@@ -1,6 +1,7 @@
 """System state at each job's submit time: 16 feature summaries and 6 histograms, per queue.
 
-Spec ``wait-prediction.md`` "System state at t" and "Which jobs"; seed 002 Tables I-II.
+docs/apq.md "System state at t" and "Which jobs"; the paper "End-to-End Predictions-Based
+Resource Management Framework for Supercomputer Jobs" Tables I-II.
 
 Semantics (all per queue, SWF field 15; -1 is a queue value like any other, so a trace
 without queues is one queue):
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -296,47 +296,3 @@ def compute_state(
         edges=edges,
         arrays=a,
     )
-
-
-@dataclass
-class SingleState:
-    """The state seen by one (possibly hypothetical) job arriving at ``t``."""
-
-    summary: np.ndarray  # (16,)
-    hist: np.ndarray  # (6, B) relative frequencies on the sweep's fixed bins
-    values: list[np.ndarray]  # the six exact value sets
-    n_arrived: int  # rows submitted by t: the history bound
-
-
-def state_at(sweep: StateSweep, t: float, job: dict[str, Any]) -> SingleState:
-    """State at time ``t`` for a job that is not in the trace, arriving after every row
-    submitted at or before ``t``. O(rows submitted by t) numpy work, no Python loop.
-
-    ``job`` keys: user_id, queue_id (default -1), requested_procs, requested_time.
-    """
-    a = sweep.arrays
-    n_arrived = int(np.searchsorted(a.submit, t, side="right"))
-    rows = np.arange(n_arrived)
-    same_queue = a.queue[:n_arrived] == int(job.get("queue_id", -1))
-    waiting = rows[same_queue & a.present[:n_arrived] & (a.start[:n_arrived] > t)]
-    running = rows[
-        same_queue & a.runs[:n_arrived] & (a.start[:n_arrived] <= t) & (a.end[:n_arrived] > t)
-    ]
-    procs, ert = float(job["requested_procs"]), max(float(job.get("requested_time", 0.0)), 0.0)
-    mine_w = waiting[a.user[waiting] == int(job["user_id"])]
-    mine_r = running[a.user[running] == int(job["user_id"])]
-
-    def user_sums(rows_: np.ndarray, extra: bool) -> list[float]:
-        p, e = a.procs[rows_], a.ert[rows_]
-        own = (1.0, procs * ert, procs, ert) if extra else (0.0, 0.0, 0.0, 0.0)
-        return [len(rows_) + own[0], float(p @ e) + own[1], p.sum() + own[2], e.sum() + own[3]]
-
-    summary = np.array(
-        [procs, ert, *user_sums(mine_w, True), *user_sums(mine_r, False)]
-        + [a.ert[waiting].sum() + ert, a.procs[waiting].sum() + procs]
-        + [float(np.sum(t - a.submit[waiting]))]
-        + [a.ert[running].sum(), a.procs[running].sum(), float(np.sum(t - a.start[running]))]
-    )
-    values = hg.value_sets(a, t, waiting, running, ert, procs)
-    hist = hg.histogram_of_values(values, sweep.edges)
-    return SingleState(summary=summary, hist=hist, values=values, n_arrived=n_arrived)

@@ -1,5 +1,6 @@
-"""APQ, Adaptive Prediction of Queue waits (seed 002 "Queue waiting time predictions";
-spec ``wait-prediction.md``). Implements :class:`predictor.core.wait.types.WaitMethod`.
+"""APQ, Adaptive Prediction of Queue waits (the paper "End-to-End Predictions-Based Resource
+Management Framework for Supercomputer Jobs" "Queue waiting time predictions";
+docs/apq.md). Implements :class:`predictor.core.wait.types.WaitMethod`.
 
 For a target arriving at ``t`` in queue q:
 

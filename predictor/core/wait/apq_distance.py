@@ -1,4 +1,4 @@
-"""APQ distances between a target's state and its history jobs' states (spec "Distance").
+"""APQ distances between a target's state and its history jobs' states (docs/apq.md, "Distance").
 
 Features are the 16 summaries of :mod:`predictor.core.state.sweep` (spec order). Per feature k:
 

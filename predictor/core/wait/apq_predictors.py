@@ -1,4 +1,5 @@
-"""APQ's three predictors and its fallback (spec "The three predictors"; seed 002 section on
+"""APQ's three predictors and its fallback (docs/apq.md, "The three predictors"; the paper
+"End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs" section on
 "standard deviation minimizer, regression based and weighted average methods").
 
 Each returns ``(wait_s, support)`` or None when it cannot answer, so the caller chains them.

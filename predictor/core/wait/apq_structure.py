@@ -1,4 +1,4 @@
-"""APQ structure check: DBSCAN on the nearest history jobs (spec "History and structure").
+"""APQ structure check: DBSCAN on the nearest history jobs (docs/apq.md, "History and structure").
 
 The nearest ``1% + 1`` history jobs are points ``(D_j, wait_j)`` under the metric
 ``|wait_a - wait_b| / wait_range + |D_a - D_b|`` (wait_range over those points). DBSCAN

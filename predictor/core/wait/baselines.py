@@ -1,4 +1,4 @@
-"""Simple queue-wait baselines a user would try first (spec "Peers to implement").
+"""Simple queue-wait baselines a user would try first (docs/apq.md, "Peers to implement").
 
 * :class:`ZeroWait` always answers 0 s (the floor any method must beat on AAE).
 * :class:`RecentMedian` answers the median wait of the most recent ``window`` jobs of the

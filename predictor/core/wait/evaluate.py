@@ -1,4 +1,4 @@
-"""The queue-wait evaluation harness (spec "Which jobs" and "Metrics").
+"""The queue-wait evaluation harness ("Which jobs" and "Metrics").
 
 1. Rows ``[0, n_tune)``, ``n_tune = floor(tune_fraction x n_jobs)`` by submit time, are the
    tuning/warm-up part; every usable row after them (:func:`wait_history.usable_mask`) is a

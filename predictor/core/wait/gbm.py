@@ -1,4 +1,4 @@
-"""Gradient-boosted regression of queue waits on the system state (spec "Peers": baselines).
+"""Gradient-boosted regression of queue waits on the system state ("Peers": baselines).
 
 Features per job at its submit time: the sixteen summaries of ``StateSweep.summary`` (as
 ``log1p``), the counts of waiting and running jobs, the mean of each of the six state

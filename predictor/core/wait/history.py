@@ -1,4 +1,4 @@
-"""Which jobs are targets, and which past jobs a target may look at (spec "Time and leakage").
+"""Which jobs are targets, and which past jobs a target may look at ("Time and leakage").
 
 Every queue-wait method shares these two rules so that all of them see exactly the same
 history and are scored on exactly the same jobs.

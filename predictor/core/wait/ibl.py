@@ -1,4 +1,4 @@
-"""IBL: instance-based learning of queue waits (Li, Groep, Wolters 2004-05; spec "Peers").
+"""IBL: instance-based learning of queue waits (Li, Groep, Wolters 2004-05; "Peers").
 
 Each job is a point with nominal attributes (user, group, queue, executable) and numeric ones
 (processors, requested time, time of day, and the queue/running-state summaries 3-16 of

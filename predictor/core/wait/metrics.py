@@ -1,4 +1,5 @@
-"""Accuracy of queue-wait predictions (spec "Metrics"; seed 002, evaluation section).
+"""Accuracy of queue-wait predictions (docs/apq.md, "Metrics"; the paper "End-to-End
+Predictions-Based Resource Management Framework for Supercomputer Jobs", evaluation section).
 
 All functions take aligned arrays over the same test jobs: ``pred_s`` (predicted wait),
 ``wait_s`` (actual wait) and, for the scaled error, ``run_s`` (actual run time), in seconds.

@@ -1,4 +1,5 @@
-"""All APQ defaults in one place (spec ``wait-prediction.md``; seed 002, "Queue waiting time").
+"""All APQ defaults in one place (docs/apq.md; the paper "End-to-End Predictions-Based Resource
+Management Framework for Supercomputer Jobs", "Queue waiting time").
 
 Every number is a default, not a law: change one only with a measurement, and write the
 measurement in ``docs/apq.md``.
@@ -14,7 +15,7 @@ from typing import Any
 class APQParams:
     """Settings of the APQ wait predictor.
 
-    History and structure (spec "History and structure"):
+    History and structure (docs/apq.md, "History and structure"):
     history_size : the most recent started jobs of the same queue used as history.
     nearest_fraction, nearest_extra : the ``1% + 1`` nearest history jobs that DBSCAN clusters.
     dbscan_eps, dbscan_min_samples : DBSCAN on ``|wait_a - wait_b| / wait_range + |D_a - D_b|``.
@@ -22,7 +23,7 @@ class APQParams:
     good_mean_d, good_outlier_ratio : ... or mean D <= good_mean_d and
         outliers < good_outlier_ratio x mean cluster size.
 
-    Predictors (spec "The three predictors"):
+    Predictors (docs/apq.md, "The three predictors"):
     window_width, window_max_start : stddev minimiser windows over D.
     radius_start, radius_step, radius_max, jobs_per_feature, ridge_alpha : regression.
     k_candidates : k of the exp(-D)-weighted average, chosen on the tuning part.
@@ -32,7 +33,7 @@ class APQParams:
         median of the k nearest, k among ``median_k_candidates``); None = choose in ``fit``
         by AAE on the tuning part (docs/apq.md has the measurement behind this option).
 
-    Distances (spec "Distance ..."):
+    Distances (docs/apq.md, "Distance ..."):
     hist_bins : bins per histogram.
     hist_mode : "fixed" (per-trace log-scale bins, precomputed; the default, see docs/apq.md)
         or "union" (10 equal-width bins over the union of both value sets, as the spec says).
@@ -46,7 +47,7 @@ class APQParams:
         -inf = always distributions), or None to choose it in ``fit``.
     tune_targets : at most this many tuning-part targets evaluated to choose k and the rule.
 
-    Fallback (spec "Never answer 0 just because there was too little history"):
+    Fallback (docs/apq.md, "Never answer 0 just because there was too little history"):
     min_history : fewer history jobs than this -> median wait of recent same-size-class jobs.
     fallback_recent : how many recent same-class jobs that median uses.
     size_class_edges : processor classes (1-4, 5-16, 17-64, 65+), as in QBETS.

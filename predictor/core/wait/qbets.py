@@ -1,4 +1,4 @@
-"""QBETS: binomial quantile bounds on queue wait (Nurmi, Brevik, Wolski 2007; spec "Peers").
+"""QBETS: binomial quantile bounds on queue wait (Nurmi, Brevik, Wolski 2007; "Peers").
 
 Per group of jobs (requested processors 1-4, 5-16, 17-64, 65+) the known waits are kept
 sorted. With ``n`` of them, the upper bound of the ``q``-quantile at confidence ``C`` is the
