@@ -217,3 +217,9 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
     assert wait_interval(calibrated, 0.8) == {"lower_s": 60.0, "upper_s": 7800.0, "level": 0.8,
                                               "kind": "calibrated"}  # fmt: skip
     assert wait_interval({"qbets_upper_s": 99.0}, 0.8)["kind"] == "qbets"
+
+
+def test_runs_list_follows_a_running_replay_live(browser, trace, alice) -> None:
+    replay = Replay.objects.create(trace=trace, owner=alice, status=Status.RUNNING, progress=0.3)
+    page = browser.get("/runs/").content.decode()
+    assert f'data-poll-url="/api/replays/{replay.pk}"' in page and 'value="0.3"' in page
