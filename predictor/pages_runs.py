@@ -80,7 +80,12 @@ def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         visible(EvaluationRun.objects.select_related("trace", "owner"), request.user), pk=pk
     )
-    context: dict[str, Any] = {"nav": "runs", "run": run, "busy": run.status in BUSY}
+    context: dict[str, Any] = {
+        "nav": "runs",
+        "run": run,
+        "busy": run.status in BUSY,
+        "params": humanised_params(run),
+    }
     if run.status == Status.DONE:
         present = wait_tables if run.kind == EvaluationRun.Kind.WAIT else runtime_tables
         context.update(present(run.result or {}))
@@ -151,6 +156,8 @@ def humanised_params(run: EvaluationRun) -> list[tuple[str, str]]:
     """The run's parameters for the page, durations humanised."""
     out = []
     for key, value in (run.params or {}).items():
+        if key == "selection":
+            continue
         if key.endswith("_s") and isinstance(value, int | float):
             value = humanize.duration(value)
         out.append((key, value))

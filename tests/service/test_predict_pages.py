@@ -154,6 +154,11 @@ def test_evaluation_page_shows_the_table_and_charts_by_method_and_wait_class(bro
     assert [d["label"] for d in spec["data"]["datasets"]] == ["apq", "zero"]
     assert spec["data"]["datasets"][0]["data"][0] == 50.0
     assert chart_spec(page, "spec-method")["data"]["labels"] == ["apq", "zero"]
+    run.params = {"elapsed_s": 7800.0, "selection": {"targets": 5}}
+    run.save()
+    page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
+    params = page.split('id="run-params"')[1].split("</table>")[0]
+    assert "2 h 10 min" in params and "targets" not in params
 
 
 def test_a_running_run_page_polls_its_api_address(browser, trace, alice) -> None:
