@@ -1,0 +1,200 @@
+"""Load on the production server: wait predictions from 8 and 32 concurrent clients.
+
+    python benchmarks/bench_server_load.py [--trace KTH-SP2-1996-2.1-cln] [--clients 8 32]
+        [--seconds 20] [--workers 2] [--threads 4]
+
+Starts gunicorn (``queuecast/gunicorn_conf.py``, the command of ``scripts/serve``) on a free
+loopback port over a throwaway SQLite database, ingests the shared trace, warms every
+worker process up (each fits the trace once), then runs closed-loop clients (one thread
+and one keep-alive connection each) posting ``/api/traces/{id}/predictions/wait`` with
+random users, sizes and times for ``--seconds``. Prints requests/s, p50/p99/max latency and
+the error count per client count. Goal (issue 11): p99 < 100 ms at 32 clients, 0 errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import ROOT, table, traces_dir
+
+SETUP = """
+import os, django
+os.environ["DJANGO_SETTINGS_MODULE"] = "queuecast.settings"
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from traces.services import ingest_swf
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user("bench")
+trace = ingest_swf(os.environ["BENCH_TRACE"], name="bench", owner=user)
+users = sorted(set(trace.jobs.values_list("user_id", flat=True)))
+print(json.dumps({"id": trace.pk, "token": Token.objects.create(user=user).key, "users": users,
+                  "lo": trace.first_submit_s, "hi": trace.last_submit_s,
+                  "procs": trace.machine_procs}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def bodies(info: dict, n: int, seed: int) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    lo, hi = info["lo"], info["hi"]
+    return [
+        json.dumps(
+            {
+                "user_id": int(rng.choice(info["users"])),
+                "group_id": -1,
+                "queue_id": -1,
+                "requested_procs": int(rng.integers(1, info["procs"] + 1)),
+                "requested_time": float(rng.integers(60, 86400)),
+                "at": float(rng.uniform(lo + 0.2 * (hi - lo), hi)),
+            }
+        ).encode()
+        for _ in range(n)
+    ]
+
+
+class Client(threading.Thread):
+    """One closed-loop client: post, wait for the answer, post again, until ``stop``."""
+
+    def __init__(self, port: int, path: str, token: str, payloads: list[bytes], stop) -> None:  # noqa: ANN001
+        super().__init__(daemon=True)
+        self.port, self.path, self.payloads, self.stop = port, path, payloads, stop
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        k = 0
+        while not self.stop.is_set():
+            body = self.payloads[k % len(self.payloads)]
+            k += 1
+            started = time.perf_counter()
+            try:
+                conn.request("POST", self.path, body=body, headers=self.headers)
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    self.errors.append(str(response.status))
+            except (OSError, http.client.HTTPException) as exc:
+                self.errors.append(type(exc).__name__)
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                continue
+            self.latencies.append(time.perf_counter() - started)
+        conn.close()
+
+
+def load(port: int, path: str, token: str, payloads: list[bytes], n: int, seconds: float) -> dict:
+    stop = threading.Event()
+    clients = [Client(port, path, token, payloads[k::n], stop) for k in range(n)]
+    started = time.perf_counter()
+    for client in clients:
+        client.start()
+    time.sleep(seconds)
+    stop.set()
+    for client in clients:
+        client.join()
+    elapsed = time.perf_counter() - started
+    ms = np.array([t for c in clients for t in c.latencies]) * 1000
+    errors = [e for c in clients for e in c.errors]
+    return {
+        "clients": n,
+        "requests": len(ms),
+        "errors": len(errors),
+        "req/s": f"{len(ms) / elapsed:.0f}",
+        "p50 ms": f"{np.percentile(ms, 50):.1f}" if len(ms) else "-",
+        "p99 ms": f"{np.percentile(ms, 99):.1f}" if len(ms) else "-",
+        "max ms": f"{ms.max():.0f}" if len(ms) else "-",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", default="KTH-SP2-1996-2.1-cln")
+    parser.add_argument("--clients", type=int, nargs="+", default=[8, 32])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench_server_load_"))
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    port = free_port()
+    env.update(
+        QUEUECAST_SQLITE_PATH=str(tmp / "bench.sqlite3"),
+        QUEUECAST_SECRET_KEY_FILE=str(tmp / "secret"),
+        QUEUECAST_UPLOAD_DIR=str(tmp / "uploads"),
+        QUEUECAST_BIND=f"127.0.0.1:{port}",
+        QUEUECAST_WEB_WORKERS=str(args.workers),
+        QUEUECAST_WEB_THREADS=str(args.threads),
+        QUEUECAST_ACCESS_LOG="/dev/null",
+        BENCH_TRACE=str(traces_dir() / f"{args.trace}.swf.gz"),
+    )
+    setup = subprocess.run(
+        [sys.executable, "-c", "import json\n" + SETUP], cwd=ROOT, env=env,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    info = json.loads(setup.stdout.strip().splitlines()[-1])
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", "queuecast/gunicorn_conf.py",
+         "queuecast.wsgi"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    path = f"/api/traces/{info['id']}/predictions/wait"
+    payloads = bodies(info, 5000, args.seed)
+    try:
+        wait_for(port)
+        warm = warm_up(port, path, info["token"], payloads, args.workers * args.threads)
+        rows = [load(port, path, info["token"], payloads, n, args.seconds) for n in args.clients]
+    finally:
+        server.terminate()
+        server.wait(30)
+    print(
+        f"gunicorn {args.workers} workers x {args.threads} threads, trace {args.trace}, "
+        f"warm-up {warm:.1f} s (each worker fits the trace once)"
+    )
+    print(table(rows, list(rows[0])))
+
+
+def wait_for(port: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    sys.exit("gunicorn did not start")
+
+
+def warm_up(port: int, path: str, token: str, payloads: list[bytes], n: int) -> float:
+    """Load until a 3-second round has no request over 1 s (every worker has fitted)."""
+    started = time.perf_counter()
+    for _ in range(40):
+        row = load(port, path, token, payloads, n, 3.0)
+        if row["errors"]:
+            sys.exit(f"errors while warming up: {row}")
+        if row["requests"] and float(row["max ms"]) < 1000:
+            break
+    return time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    main()
