@@ -139,6 +139,7 @@ def test_start_a_replay_from_the_runs_page(page, tmp_path) -> None:
     user = logged_in(page)
     ingest_swf(swf_file(tmp_path), name="browser-demo", owner=user)
     page.get(page.base_url + "/runs/")
+    assert not css(page, "#replay-progress").is_displayed()  # shown once a run starts
     css(page, "#replay-form button[type=submit]").click()
     until(page, lambda d: "/runs/replays/" in d.current_url, timeout=60)
     chart_drawn(page, "chart-utilisation")
