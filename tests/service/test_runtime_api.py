@@ -92,6 +92,33 @@ def test_prediction_answers_a_rangeset_with_probabilities(trace, alice) -> None:
     assert 250 < body["point_s"] < 600
 
 
+def test_each_size_and_user_gets_its_own_rangeset(trace, alice) -> None:
+    client = api_for(alice)
+    answers = {
+        (user, procs): client.post(
+            url(trace.pk), query(trace, user_id=user, requested_procs=procs), format="json"
+        ).data
+        for user in (1, 3)
+        for procs in (1, 2, 4, 8)
+    }
+    assert {a["level"] for a in answers.values()} == {"tuple"}
+    points = [a["point_s"] for a in answers.values()]
+    assert len(set(points)) == len(points)  # runtime grows with user and size in this log
+    assert answers[(3, 8)]["point_s"] > 5 * answers[(1, 1)]["point_s"]
+
+
+def test_a_size_the_user_never_ran_says_which_history_answered(trace, alice) -> None:
+    response = api_for(alice).post(url(trace.pk), query(trace, requested_procs=64), format="json")
+    assert response.status_code == 200 and response.data["level"] == "user"
+
+
+def test_without_queue_the_traces_only_queue_is_used(trace, alice) -> None:
+    body = query(trace)
+    del body["queue_id"]
+    response = api_for(alice).post(url(trace.pk), body, format="json")
+    assert response.status_code == 200 and response.data["level"] == "tuple"
+
+
 def test_unknown_tuple_falls_back_and_says_so(trace, alice) -> None:
     response = api_for(alice).post(url(trace.pk), query(trace, user_id=77), format="json")
     assert response.status_code == 200

@@ -120,10 +120,12 @@ def test_posting_an_evaluation_answers_202_and_runs_it(
     assert detail["result"]["qbets"]["jobs"] == 50
 
 
-def test_evaluation_with_an_unknown_method_is_400(trace, alice):
-    body = {"kind": "wait", "methods": ["oracle"]}
+@pytest.mark.parametrize("kind", ["wait", "runtime"])
+def test_evaluation_with_an_unknown_method_is_400(trace, alice, kind):
+    body = {"kind": kind, "methods": ["oracle"]}
     res = api_for(alice).post(f"/api/traces/{trace.pk}/evaluations/", body, format="json")
     assert res.status_code == 400 and res.json()["field"] == "methods"
+    assert "oracle" in res.json()["detail"]
     assert not EvaluationRun.objects.exists()
 
 
