@@ -24,7 +24,7 @@ def duration(seconds: float | None) -> str:
 
     Under a minute shows seconds (one decimal under 10 s); ``None`` or NaN shows an en dash.
     """
-    seconds = _number(seconds)
+    seconds = as_number(seconds)
     if seconds is None:
         return "–"
     sign = "-" if seconds < 0 else ""
@@ -42,7 +42,7 @@ def duration(seconds: float | None) -> str:
 
 def relative(seconds: float | None) -> str:
     """``7800`` -> ``"in 2 h 10 min"``, ``-60`` -> ``"1 min ago"``, ``0`` -> ``"now"``."""
-    seconds = _number(seconds)
+    seconds = as_number(seconds)
     if seconds is None:
         return "–"
     if abs(seconds) < 0.5:
@@ -84,13 +84,13 @@ def trace_datetime(header: dict | None, at_s: float | None) -> datetime | None:
 
 def percent(fraction: float | None, digits: int = 0) -> str:
     """``0.734`` -> ``"73%"``."""
-    fraction = _number(fraction)
+    fraction = as_number(fraction)
     if fraction is None:
         return "–"
     return f"{100.0 * fraction:.{digits}f}%"
 
 
-def _number(value: object) -> float | None:
+def as_number(value: object) -> float | None:
     """A finite float, or None for None, NaN, "" (a template's missing value) and text."""
     try:
         number = float(value)  # type: ignore[arg-type]

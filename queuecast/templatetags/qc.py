@@ -28,3 +28,10 @@ def percent(fraction: float | None, digits: int = 0) -> str:
 def get(mapping: dict | None, key: str):  # noqa: ANN201 (any value)
     """``{{ row|get:"aae_s" }}``: a dict item whose key is not an identifier."""
     return (mapping or {}).get(key)
+
+
+@register.filter
+def minutes(value: float | None) -> str:
+    """``{{ mean_wait_min|minutes }}``: a duration given in minutes (PySS's unit), humanised."""
+    number = humanize.as_number(value)
+    return humanize.duration(None if number is None else number * 60.0)
