@@ -90,10 +90,10 @@ def bench_apq(trace, sweep, args) -> None:
     apq.fit(ctx)
     fit_s = time.perf_counter() - start
     start = time.perf_counter()
-    got = apq.predict(ctx, targets)
+    got = apq.predict_rows(targets)
     predict_s = time.perf_counter() - start
     actual = a.start[targets] - a.submit[targets]
-    median = RecentMedian().fit(ctx).predict(ctx, targets).wait_s
+    median = RecentMedian().fit(ctx).predict_rows(targets).wait_s
     rows = [
         {
             "method": name,

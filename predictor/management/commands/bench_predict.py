@@ -1,0 +1,85 @@
+"""Speed of the one prediction call: ``predict_requests(bundle, snapshot, candidates)``.
+
+Fits one bundle per wait method on a trace, then for ``--arrivals`` jobs of its test part
+(evenly spread) builds the snapshot at the job's arrival and asks for ``--candidates`` sizes
+of its request in one batch, as a molding arrival does. Prints, per wait method, the fit time,
+the time per arrival and the predictions per second, with the share spent in the wait, bound
+and runtime methods (the snapshot is built before the clock starts: a replay gets it from the
+simulator).
+
+    python manage.py bench_predict --swf $QUEUECAST_TRACES_DIR/KTH-SP2-1996-2.1-cln.swf.gz \\
+        --wait-methods apq,qbets,gbm,median --arrivals 50 --candidates 8
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from predictor.core.bundle import fit_bundle, predict_requests
+from predictor.core.state.request import RequestBatch, as_batch
+from predictor.core.state.snapshot import from_log
+from predictor.core.wait.registry import parse_methods
+from queuecast.progress import progress_bar
+from traces.services import resolve_trace
+
+
+class Command(BaseCommand):
+    help = "Predictions per second of predict_requests for molding-style batches."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("trace_name", nargs="?", help="a stored trace")
+        parser.add_argument("--swf", help="an SWF file (.swf or .swf.gz) instead")
+        parser.add_argument("--wait-methods", default="apq,qbets,gbm,median")
+        parser.add_argument("--arrivals", type=int, default=50)
+        parser.add_argument("--candidates", type=int, default=8)
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            methods = parse_methods(opts["wait_methods"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if opts["arrivals"] < 1 or opts["candidates"] < 1:
+            raise CommandError("--arrivals and --candidates must be >= 1")
+        swf = resolve_trace(opts["trace_name"], opts["swf"])
+        procs = int(swf.machine_procs or 1)
+        jobs = swf.jobs
+        rows = np.linspace(int(0.2 * len(jobs)), len(jobs) - 1, opts["arrivals"]).astype(int)
+        sizes = np.unique(np.geomspace(1, procs, opts["candidates"]).round().astype(int))
+        snaps = [from_log(jobs, float(jobs["submit_time"].iat[i]), machine_procs=procs, rows=int(i))
+                 for i in rows]  # fmt: skip
+        base = RequestBatch.from_jobs(jobs.iloc[rows])
+        batches = [as_batch([base.request(k).with_procs(int(p)) for p in sizes])
+                   for k in range(len(rows))]  # fmt: skip
+        self.stdout.write(
+            f"{len(rows)} arrivals x {len(sizes)} candidates ({', '.join(map(str, sizes))})"
+        )
+        self.stdout.write(
+            f"{'wait method':<12}{'fit s':>8}{'ms/arrival':>12}{'pred/s':>9}"
+            f"{'wait ms':>9}{'bound ms':>10}{'runtime ms':>12}"
+        )
+        for name in methods:
+            with progress_bar(f"fit {name}") as bar:
+                bar(0.0)
+                bundle = fit_bundle(jobs, procs, wait_method=name)
+                bar(1.0)
+            parts = {"wait": 0.0, "bound": 0.0, "runtime": 0.0}
+            for snap, batch in zip(snaps, batches, strict=True):
+                for part in parts:
+                    t0 = time.perf_counter()
+                    getattr(bundle, part).predict(snap, batch)
+                    parts[part] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for snap, batch in zip(snaps, batches, strict=True):
+                predict_requests(bundle, snap, batch)
+            total = time.perf_counter() - t0
+            per = 1000 * total / len(rows)
+            cells = [1000 * parts[p] / len(rows) for p in ("wait", "bound", "runtime")]
+            self.stdout.write(
+                f"{name:<12}{bundle.fit_s:>8.1f}{per:>12.1f}"
+                f"{len(rows) * len(sizes) / total:>9.0f}"
+                + f"{cells[0]:>9.1f}{cells[1]:>10.1f}{cells[2]:>12.1f}"
+            )
