@@ -111,7 +111,22 @@ def _figures(o: RunOutcome, mask: np.ndarray) -> dict[str, Any]:
         "molded_share": float((o.procs[mask] != o.original_procs[mask]).mean()),
         "delayed_share": float((delay > 0).mean()),
         "mean_delay_s": float(delay.mean()),
+        **_work_ratios(o, mask),
     }
+
+
+def _work_ratios(o: RunOutcome, mask: np.ndarray) -> dict[str, float | None]:
+    """CPU work as run over the log's work (size x runtime), for all and for molded jobs: how
+    much a runtime model shrank or grew the work (1.0 = unchanged)."""
+    as_run = o.procs.astype(float) * o.runtime_s
+    original = o.original_procs.astype(float) * o.original_runtime_s
+    molded = mask & (o.procs != o.original_procs)
+
+    def ratio(m: np.ndarray) -> float | None:
+        base = float(original[m].sum())
+        return float(as_run[m].sum() / base) if m.any() and base > 0 else None
+
+    return {"work_ratio": ratio(mask), "molded_work_ratio": ratio(molded)}
 
 
 def summarise(o: RunOutcome) -> dict[str, Any]:

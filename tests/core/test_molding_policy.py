@@ -75,6 +75,9 @@ def test_molding_shrinks_a_blocked_job_to_a_used_size_with_a_known_runtime() -> 
     assert predictor.warmed_at == 1010 and predictor.calls == [(1010, 1010, [4, 8])]
     assert runs["molding"].figures["molded_share"] == 1.0
     assert runs["molding"].figures["mean_response_s"] == 100
+    # CPU work as run over the log's: 4 x 100 against 8 x 120
+    assert runs["molding"].figures["molded_work_ratio"] == pytest.approx(400 / 960)
+    assert runs["baseline"].figures["work_ratio"] == 1.0
     assert runs["baseline"].figures["mean_response_s"] == 1400 - 1010 + 120
 
 
