@@ -25,7 +25,16 @@ def max_time_limit() -> int:
 
 
 class SiteSerializer(serializers.ModelSerializer):
+    """A site; its backend ``config`` (paths on the server) is shown to staff only."""
+
     history_jobs = serializers.IntegerField(read_only=True, source="history.count")
+
+    def to_representation(self, instance: Site) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is None or not request.user.is_staff:
+            data["config"] = {}
+        return data
 
     class Meta:
         model = Site

@@ -54,13 +54,14 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         data = SiteCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         site = sites.create_site(data.validated_data, request.user)
-        return Response(SiteSerializer(site).data, status=status.HTTP_201_CREATED)
+        body = SiteSerializer(site, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: SiteStatusSerializer, 503: OpenApiTypes.OBJECT})
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         site = self.get_object()
         status_now = LiveStatusSerializer(live.site_status(site)).data
-        return Response({**SiteSerializer(site).data, **status_now})
+        return Response({**self.get_serializer(site).data, **status_now})
 
     @extend_schema(responses={200: QueueSerializer, 503: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])

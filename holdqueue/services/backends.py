@@ -17,8 +17,8 @@ from holdqueue.core.backends.base import (
     Backend,
     BackendJob,
     BackendUnavailable,
-    make_backend,
 )
+from holdqueue.core.backends.registry import make_backend
 from holdqueue.core.backends.simulated import Background, SimSubmission
 from holdqueue.models import SimulatedSubmission, Site
 from holdqueue.services.errors import BackendDown

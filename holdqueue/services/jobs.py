@@ -25,10 +25,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from holdqueue.core.backends.base import BackendUnavailable, JobSpec, SubmissionRejected
-from holdqueue.core.holdqueue import release_times, shifted_release
+from holdqueue.core.holdqueue import shifted_release
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.errors import BackendDown, BadJob, JobNotFound, WrongState
+from holdqueue.services.live import decide_for_arrival
+from queuecast.longrun import task_named
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +97,6 @@ def submit_job(
     site: Site, user: Any, data: dict[str, Any], key: str | None
 ) -> tuple[SiteJob, bool]:
     """Decide, store and (now or later) submit; returns (job, created)."""
-    from holdqueue.services.live import decide_for_arrival
-
     check_request(site, data)
     script = script_of(data)
     previous = replayed(site, user, key, data)
@@ -182,10 +182,8 @@ def schedule_release(job: SiteJob) -> None:
     """A Celery task at the release time (broker mode); the sweep covers everything else."""
     if setting("CELERY_TASK_ALWAYS_EAGER", True):
         return  # in-process: an eager task would run now, not at its ETA; the sweep releases
-    from holdqueue.tasks import release_site_job
-
     try:
-        release_site_job.apply_async((job.pk,), eta=job.release_at)
+        task_named("holdqueue.tasks.release_site_job").apply_async((job.pk,), eta=job.release_at)
     except Exception as exc:  # noqa: BLE001 - broker down: the row stays, the sweep releases it
         log.warning(
             "release task for job %s not queued (%s); the sweep will release it", job.pk, exc
@@ -269,14 +267,6 @@ def shift_followers(head: SiteJob, new_release: dt.datetime) -> None:
         f.release_at = dt.datetime.fromtimestamp(moved, tz=dt.UTC)
         f.save(update_fields=["release_at", "updated_at"])
         transaction.on_commit(lambda f=f: schedule_release(f))
-
-
-def follower_release(head: SiteJob, arrived: dt.datetime) -> dt.datetime:
-    """A job arriving while ``head`` is held goes at ``f + (a - c)``."""
-    at = release_times(
-        head.arrived_at.timestamp(), head.release_at.timestamp(), arrived.timestamp()
-    )
-    return dt.datetime.fromtimestamp(float(at), tz=dt.UTC)
 
 
 # --- cancel ---------------------------------------------------------------------------------

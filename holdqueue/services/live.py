@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import F
 
 from holdqueue.core.backends.base import RUNNING, WAITING, BackendJob
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
-from holdqueue.services.history import history_frame
-from predictor.core.state.request import JobRequest
-from predictor.core.state.snapshot import Snapshot, from_live
+from holdqueue.services.decide import decide
+from holdqueue.services.holds import follower_release, open_hold
+from holdqueue.services.snapshot import request_for, snapshot_now
 
 
 @dataclass(frozen=True)
@@ -26,44 +25,7 @@ class Plan:
     record: dict[str, Any]
 
 
-def snapshot_now(site: Site, when: dt.datetime) -> tuple[Snapshot, list[BackendJob]]:
-    """The site's live state at ``when`` (its history known up to then)."""
-    jobs = bk.active_jobs(site)
-    live = bk.live_jobs(site, jobs)
-    snap = from_live(
-        live, bk.site_seconds(site, when), history_frame(site), machine_procs=site.machine_procs
-    )
-    return snap, jobs
-
-
-def request_for(site: Site, user_name: str, data: dict[str, Any], at: dt.datetime) -> JobRequest:
-    return JobRequest(
-        user=bk.user_number(user_name),
-        procs=int(data["procs"]),
-        req_time_s=float(data["time_limit_s"]),
-        submit_s=bk.site_seconds(site, at),
-    )
-
-
-def open_hold(site: Site, when: dt.datetime) -> SiteJob | None:
-    """The head held now, if any: an arrival in ``[c, f)`` queues behind it."""
-    return (
-        SiteJob.objects.filter(
-            site=site,
-            state=SiteJob.HELD,
-            head_id=F("id"),
-            arrived_at__lte=when,
-            release_at__gt=when,
-        )
-        .order_by("-arrived_at")
-        .first()
-    )
-
-
 def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.datetime) -> Plan:
-    from holdqueue.services.decide import decide
-    from holdqueue.services.jobs import follower_release
-
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
         return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None})

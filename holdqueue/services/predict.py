@@ -23,6 +23,7 @@ from holdqueue.models import Site, SiteHistory
 from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
+from holdqueue.services.snapshot import request_for, snapshot_now
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
@@ -145,8 +146,6 @@ def _ranges(rs: RangeSet, shift_s: float = 0.0) -> list[dict[str, float]]:
 
 def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, Any]:
     """``POST /api/sites/{id}/predict/``: the answer for one request at ``at`` (default now)."""
-    from holdqueue.services.live import request_for, snapshot_now
-
     current = bk.now()
     at = data.get("at") or current
     if at < current - dt.timedelta(seconds=60):

@@ -16,8 +16,8 @@ from holdqueue.core.backends.base import (
     BackendUnavailable,
     JobSpec,
     SubmissionRejected,
-    make_backend,
 )
+from holdqueue.core.backends.registry import make_backend
 from holdqueue.core.backends.simulated import Background, MemoryStore, SimulatedBackend
 from holdqueue.core.backends.slurm import SlurmBackend, _time_limit
 

@@ -49,6 +49,13 @@ def test_only_staff_create_sites(site) -> None:
     assert response.data["machine_procs"] == 64 and response.data["history_jobs"] > 0
 
 
+def test_backend_config_is_shown_to_staff_only(site, alice) -> None:
+    staff = api_for(make_user("root", staff=True))
+    assert staff.get(f"/api/sites/{site.pk}/").data["config"] == {"speed": 1.0}
+    assert api_for(alice).get(f"/api/sites/{site.pk}/").data["config"] == {}
+    assert api_for(alice).get("/api/sites/").data["results"][0]["config"] == {}
+
+
 def test_site_config_with_an_unknown_key_is_rejected_naming_it(site) -> None:
     staff = api_for(make_user("root", staff=True))
     body = {"name": "x", "backend": "slurm", "machine_procs": 8, "config": {"sped": 2}}

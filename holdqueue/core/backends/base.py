@@ -3,7 +3,7 @@
 A backend is what Queuecast talks to when it fronts a site: it submits a job, cancels one,
 reports the jobs waiting and running now, and the jobs that finished since a time. Django's
 session backends are the model: this module states the contract, ``slurm.py`` and
-``simulated.py`` implement it, :func:`make_backend` picks one by name.
+``simulated.py`` implement it, ``registry.make_backend`` picks one by name.
 
 Times at this edge are Unix timestamps (seconds, UTC): a batch system speaks wall-clock time,
 and the service converts to the site's seconds-since-epoch where the predictor needs them.
@@ -116,16 +116,3 @@ class Backend(ABC):
 def _chain(*groups: Iterable[BackendJob]) -> Iterable[BackendJob]:
     for group in groups:
         yield from group
-
-
-def make_backend(kind: str, **config: Any) -> Backend:
-    """The backend called ``kind`` (``slurm`` or ``simulated``) with its keyword config."""
-    if kind == "slurm":
-        from holdqueue.core.backends.slurm import SlurmBackend
-
-        return SlurmBackend(**config)
-    if kind == "simulated":
-        from holdqueue.core.backends.simulated import SimulatedBackend
-
-        return SimulatedBackend(**config)
-    raise ValueError(f"backend must be 'slurm' or 'simulated', got {kind!r}")

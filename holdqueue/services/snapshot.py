@@ -1,0 +1,32 @@
+"""A site's live state as the predictor's snapshot, and a user's request in site seconds."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from holdqueue.core.backends.base import BackendJob
+from holdqueue.models import Site
+from holdqueue.services import backends as bk
+from holdqueue.services.history import history_frame
+from predictor.core.state.request import JobRequest
+from predictor.core.state.snapshot import Snapshot, from_live
+
+
+def snapshot_now(site: Site, when: dt.datetime) -> tuple[Snapshot, list[BackendJob]]:
+    """The site's live state at ``when`` (its history known up to then)."""
+    jobs = bk.active_jobs(site)
+    live = bk.live_jobs(site, jobs)
+    snap = from_live(
+        live, bk.site_seconds(site, when), history_frame(site), machine_procs=site.machine_procs
+    )
+    return snap, jobs
+
+
+def request_for(site: Site, user_name: str, data: dict[str, Any], at: dt.datetime) -> JobRequest:
+    return JobRequest(
+        user=bk.user_number(user_name),
+        procs=int(data["procs"]),
+        req_time_s=float(data["time_limit_s"]),
+        submit_s=bk.site_seconds(site, at),
+    )
