@@ -125,8 +125,8 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             f"{'strategy':<10}{'jobs':>7}{'wait min':>10}{'run min':>9}{'resp min':>10}"
-            f"{'vs base':>9}{'bsld':>8}{'util':>7}{'molded':>8}{'delayed':>8}{'cpu s':>8}"
-            f"{'pred/s':>8}"
+            f"{'vs base':>9}{'bsld':>8}{'util':>7}{'work':>6}{'molded':>8}{'delayed':>8}"
+            f"{'cpu s':>8}{'pred/s':>8}"
         )
         base = result.get("baseline", {}).get("mean_response_s")
         for name in (s for s in STRATEGIES if s in result):
@@ -137,6 +137,7 @@ class Command(BaseCommand):
                 f"{name:<10}{r['jobs']:>7}{r['mean_wait_s'] / 60:>10.1f}"
                 f"{r['mean_run_s'] / 60:>9.1f}"
                 f"{r['mean_response_s'] / 60:>10.1f}{change:>9}{r['mean_bounded_slowdown']:>8.1f}"
-                f"{r['utilisation']:>7.3f}{r['molded_share']:>8.1%}{r['delayed_share']:>8.1%}"
+                f"{r['utilisation']:>7.3f}{r.get('work_ratio') or 0:>6.2f}"
+                f"{r['molded_share']:>8.1%}{r['delayed_share']:>8.1%}"
                 f"{r['cpu_seconds']:>8.0f}{rate:>8.0f}"
             )
