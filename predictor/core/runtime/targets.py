@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.core.runtime.history import LEVEL_COLUMNS, RuntimeContext
+from predictor.core.runtime.history import RuntimeContext
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot
 
@@ -62,21 +62,10 @@ class RuntimeTargets:
     ) -> RuntimeTargets:
         t = float(snapshot.known_at_s)
         n = len(requests)
-        values = {
-            "user_id": requests.user,
-            "size": requests.procs,
-            "queue_id": requests.queue,
-            "group_id": requests.group,
-        }
+        keys = zip(requests.user, requests.procs, requests.queue, requests.group, strict=True)
+        per_request = [ctx.key_codes(*map(int, key)) for key in keys]
         codes = {
-            level: np.array(
-                [
-                    index.code_of(tuple(values[c][k] for c in LEVEL_COLUMNS[level]))
-                    for k in range(n)
-                ],
-                dtype=np.int64,
-            )
-            for level, index in ctx.levels.items()
+            level: np.array([c[level] for c in per_request], dtype=np.int64) for level in ctx.levels
         }
         return cls(
             requests=requests,
