@@ -1,0 +1,72 @@
+"""Chunked evaluations: split, merge, and the same answers as one process for every method."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictor.core import chunks
+from predictor.core.state.sweep import compute_state
+from predictor.core.wait.registry import FACTORIES, make_method
+from predictor.core.wait.types import WaitContext, WaitPrediction
+from tests.core.wait_fakes import make_jobs
+
+
+@pytest.fixture(scope="module")
+def ctx() -> WaitContext:
+    jobs = make_jobs(700, seed=5)
+    return WaitContext(jobs, compute_state(jobs), 200, 128)
+
+
+def test_split_rows_is_contiguous_near_equal_and_complete():
+    parts = chunks.split_rows(np.arange(10), 3)
+    assert [p.tolist() for p in parts] == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    assert len(chunks.split_rows(np.arange(2), 5)) == 2  # never an empty chunk
+    with pytest.raises(ValueError, match="n_chunks"):
+        chunks.split_rows(np.arange(3), 0)
+
+
+def test_chunk_count_gives_a_few_chunks_per_worker_but_not_tiny_ones():
+    assert chunks.chunk_count(100_000, 1) == 1
+    assert chunks.chunk_count(100_000, 2) == 2 * chunks.CHUNKS_PER_JOB
+    assert chunks.chunk_count(300, 4) == 1
+    with pytest.raises(ValueError, match="jobs"):
+        chunks.chunk_count(10, 0)
+
+
+def test_merge_concatenates_arrays_optionals_and_extras_in_order():
+    a = WaitPrediction(
+        np.array([1.0]), predictor=np.array(["x"], dtype=object), extra={"r": np.array([5])}
+    )
+    b = WaitPrediction(
+        np.array([2.0, 3.0]),
+        predictor=np.array(["y", "z"], dtype=object),
+        extra={"r": np.array([6, 7])},
+    )
+    m = chunks.merge([a, b])
+    np.testing.assert_array_equal(m.wait_s, [1.0, 2.0, 3.0])
+    assert list(m.predictor) == ["x", "y", "z"] and m.upper_s is None
+    np.testing.assert_array_equal(m.extra["r"], [5, 6, 7])
+    with pytest.raises(ValueError, match="missing"):
+        chunks.merge([a, WaitPrediction(np.array([1.0]))])
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_every_wait_method_answers_chunks_exactly_as_one_call(ctx, name):
+    rows = np.arange(220, 700, 3)
+    method = make_method(name, 0).fit(ctx)
+    whole = method.predict_rows(rows)
+    parts = chunks.merge([method.predict_rows(c) for c in chunks.split_rows(rows, 4)])
+    np.testing.assert_array_equal(whole.wait_s, parts.wait_s)
+    for key, value in whole.extra.items():
+        np.testing.assert_array_equal(value, parts.extra[key])
+
+
+def test_worker_processes_give_the_one_process_answer(ctx):
+    rows = np.arange(220, 700, 2)
+    method = make_method("gbm", 0).fit(ctx)
+    whole = method.predict_rows(rows)
+    seen = []
+    spread = chunks.predict_rows(method, rows, jobs=2, n_chunks=3, progress=seen.append)
+    np.testing.assert_array_equal(whole.wait_s, spread.wait_s)
+    assert seen[-1] == 1.0

@@ -1,0 +1,51 @@
+"""A method's recent accuracy and the interval an API answer carries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictor.core.state.sweep import compute_state
+from predictor.core.wait.intervals import interval_block
+from predictor.core.wait.recent import recent_errors, recent_rows
+from predictor.core.wait.registry import make_method
+from predictor.core.wait.types import WaitContext
+from tests.core.wait_fakes import make_jobs
+
+
+def test_recent_rows_are_the_last_started_known_jobs_before_the_instant():
+    jobs = make_jobs(300, seed=6)
+    t = float(jobs["submit_time"].iloc[200])
+    rows = recent_rows(jobs, t, 200, n=40)
+    start = (jobs["submit_time"] + jobs["wait_time"]).to_numpy()
+    assert rows.size == 40 and np.all(rows < 200) and np.all(start[rows] <= t)
+    later = np.setdiff1d(np.flatnonzero((start <= t) & (np.arange(300) < 200)), rows)
+    assert start[later].max() <= start[rows].min()  # nothing more recent was left out
+    with pytest.raises(ValueError, match="n must"):
+        recent_rows(jobs, t, 200, n=0)
+
+
+def test_answer_carries_interval_probability_and_recent_accuracy():
+    jobs = make_jobs(500, seed=7)
+    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
+    method = make_method("median").fit(ctx)
+    t = float(jobs["submit_time"].iloc[450])
+    recent = recent_errors(method, recent_rows(jobs, t, 450, n=200), jobs["wait_time"].to_numpy())
+    ans = recent.answer(np.array([600.0]), 0.9, within_s=3600.0)
+    assert ans["recent_jobs"] == 200 and ans["low_s"][0] <= 600.0 <= ans["high_s"][0]
+    np.testing.assert_allclose(ans["recent_aae_s"], np.mean(np.abs(recent.pred_s - recent.wait_s)))
+    assert 0.0 <= ans["p_within"][0] <= 1.0
+    wider = recent.answer(np.array([600.0]), 0.99)
+    assert wider["high_s"][0] - wider["low_s"][0] >= ans["high_s"][0] - ans["low_s"][0]
+
+
+def test_interval_block_reports_both_levels_in_arrival_order():
+    rng = np.random.default_rng(8)
+    arrival = np.cumsum(rng.exponential(50.0, 3000))
+    wait = rng.exponential(900.0, 3000)
+    block = interval_block(np.full(3000, 900.0), wait, arrival)
+    assert set(block) == {"0.8", "0.9"}
+    shuffle = rng.permutation(3000)
+    assert interval_block(np.full(3000, 900.0), wait[shuffle], arrival[shuffle]) == block
+    assert abs(block["0.9"]["coverage"] - 0.9) < 0.03
+    assert block["0.8"]["mean_width_s"] < block["0.9"]["mean_width_s"]
