@@ -93,6 +93,16 @@ class Worker:
             time.sleep(0.2)
         raise AssertionError(f"worker not ready:\n{self.log.read_text(errors='replace')[-3000:]}")
 
+    def wait_for(self, text: str, count: int) -> None:
+        """Until the log shows ``count`` tasks named ``text`` received."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            log = self.log.read_text(errors="replace")
+            if sum(text in line and "received" in line for line in log.splitlines()) >= count:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"the worker never got the tasks:\n{log[-3000:]}")
+
     def kill(self, sig: int) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, sig)
@@ -140,11 +150,15 @@ def test_sigkilled_worker_loses_no_release_and_two_workers_release_each_job_once
     first = Worker(tmp_path, queue, "w1")
     workers = [first]
     try:
-        start = first.wait_ready()
-        due = [start + dt.timedelta(seconds=s) for s in (6, 7, 25, 26)]
+        first.wait_ready()
+        # Margins for a slow machine: the first worker must hold all four ETA tasks, and die,
+        # before the first job is due.
+        now = timezone.now()
+        due = [now + dt.timedelta(seconds=s) for s in (20, 21, 40, 41)]
         jobs = [hold(slurm_site, owner, job_name, at) for at in due]
-        time.sleep(2)  # the worker has taken the ETA tasks
+        first.wait_for("release_site_job", count=len(jobs))
         first.kill(signal.SIGKILL)
+        assert timezone.now() < due[0], "the machine is too slow for this test's margins"
         time.sleep(max((due[1] - timezone.now()).total_seconds() + 1, 0))
         assert set(
             SiteJob.objects.filter(pk__in=[j.pk for j in jobs]).values_list("state", flat=True)
