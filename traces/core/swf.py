@@ -324,16 +324,18 @@ def _empty_frame() -> pd.DataFrame:
 
 
 def _fast_frame_ok(frame: pd.DataFrame) -> bool:
-    """NaN means a short line or a 'nan' token; duplicates need line numbers: slow path."""
-    if frame.isna().to_numpy().any():
-        return False
-    if not np.all(np.isfinite(frame.to_numpy())):
-        return False
-    if not columns_in_range(frame.to_numpy(), list(SWF_FIELDS)):
-        return False
-    ints = frame[list(INT_FIELDS)].to_numpy()
-    if not np.array_equal(ints, np.round(ints)):
-        return False
+    """NaN means a short line or a 'nan' token; duplicates need line numbers: slow path.
+
+    Column by column, so the check needs a few MB beside the frame, not a copy of it.
+    """
+    for name in SWF_FIELDS:
+        column = frame[name].to_numpy()
+        if not np.all(np.isfinite(column)):  # NaN (a short line), inf
+            return False
+        if not columns_in_range(column[:, None], [name]):
+            return False
+        if name in INT_FIELDS and not np.array_equal(column, np.round(column)):
+            return False
     return not frame["job_id"].duplicated().any()
 
 
