@@ -154,3 +154,24 @@ def test_api_requires_login_keeps_runs_private_and_rejects_bad_input(alice, stor
     bob = api_for(make_user("bob"))
     assert bob.get(f"/api/molding-runs/{run.pk}/").status_code == 404
     assert bob.get("/api/molding-runs/").data["results"] == []
+
+
+def test_ctrl_c_leaves_no_partial_file_and_no_row(tmp_path: Path, monkeypatch) -> None:
+    from jobmolding.management.commands import evaluate_molding as command
+
+    out, plots = tmp_path / "out.json", tmp_path / "plots"
+    calls = []
+
+    def interrupted(result, name):  # noqa: ANN001, ANN202
+        calls.append(name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return b"\x89PNG whole"
+
+    monkeypatch.setattr(command, "plot_png", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("evaluate_molding", "--swf", str(swf_file(tmp_path)), "--strategies",
+                     "baseline", "--json", str(out), "--plots", str(plots))  # fmt: skip
+    assert not out.exists() and not MoldingRun.objects.exists()
+    assert [p.name for p in plots.iterdir()] == ["load.png"]  # whole, no temporary left
+    assert (plots / "load.png").read_bytes() == b"\x89PNG whole"
