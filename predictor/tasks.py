@@ -1,4 +1,6 @@
-"""Celery tasks of the predictor (discovered by name ``tasks``)."""
+"""Celery tasks of the predictor (discovered by name ``tasks``): one task runs evaluation
+runs of both kinds (``EvaluationRun.kind`` picks the wait or the runtime service)."""
 
-from predictor.tasks_runtime import *  # noqa: F401,F403
-from predictor.tasks_wait import *  # noqa: F401,F403
+from predictor.tasks_wait import run_evaluation
+
+__all__ = ["run_evaluation"]

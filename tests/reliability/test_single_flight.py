@@ -58,3 +58,15 @@ def test_a_failed_fit_reaches_every_waiter_and_the_next_call_tries_again() -> No
                 future.result()
     assert len(attempts) == 1
     assert flights.do("k", lambda: 5) == 5
+
+
+def test_a_fit_past_the_memory_ceiling_fails_with_the_reason(settings) -> None:
+    import numpy as np
+
+    from queuecast.limits import RunLimitExceeded
+
+    settings.QUEUECAST_RUN_MEMORY_MB = 256
+    cache = FittedCache(4, lambda trace: np.ones(2**30))  # 8 GB
+    with pytest.raises(RunLimitExceeded, match="memory ceiling reached") as caught:
+        cache.get(SimpleNamespace(pk=1, job_count=1, finished_at=None))
+    assert caught.value.status_code == 503
