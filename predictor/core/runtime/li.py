@@ -10,9 +10,8 @@ target's candidates never depend on the other targets of its batch.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+import pandas as pd
 
 from predictor.core.runtime.base import Progress
 from predictor.core.runtime.history import RuntimeContext
@@ -41,6 +40,10 @@ class LiKnnPredictor(PointMethod):
         self.numeric_ = numeric_features(history.size, history.req_time_s)
         self.order_ = history.levels["all"].order
         self.end_sorted_ = history.known_end_s[self.order_]
+        # max and min of each numeric column over the ``window`` jobs ending at each position
+        # (NaN skipped): a target's ranges are read at its last candidate, no scan per target
+        rolling = pd.DataFrame(self.numeric_[self.order_]).rolling(self.window, min_periods=1)
+        self.span_ = (rolling.max() - rolling.min()).to_numpy()
 
     def _batch(self, nominal: np.ndarray, numeric: np.ndarray, t: np.ndarray) -> np.ndarray:
         pos = np.searchsorted(self.end_sorted_, t, side="left")  # jobs ended before t
@@ -52,11 +55,8 @@ class LiKnnPredictor(PointMethod):
         usable = (at[None, :] < pos[:, None]) & (at[None, :] >= pos[:, None] - self.window)
         nom = (nominal[:, None, :] != self.nominal_[cand][None, :, :]).sum(axis=2)
         num = self.numeric_[cand]
-        mine = np.where(usable[:, :, None], num[None, :, :], np.nan)  # each target's own base
-        with warnings.catch_warnings():  # an all-missing column (no requested times) is fine
-            warnings.simplefilter("ignore", RuntimeWarning)
-            span = np.nanmax(mine, axis=1) - np.nanmin(mine, axis=1)
-        span = np.where(np.isfinite(span) & (span > 0), span, 1.0)
+        span = self.span_[np.maximum(pos - 1, 0)]  # over each target's own base
+        span = np.where((pos[:, None] > 0) & np.isfinite(span) & (span > 0), span, 1.0)
         diff = np.abs(numeric[:, None, :] - num[None, :, :]) / span[:, None, :]
         dist = np.sqrt(nom + np.nan_to_num(diff, nan=1.0).clip(0, 1).__pow__(2).sum(axis=2))
         dist = np.where(usable, dist, np.inf)
