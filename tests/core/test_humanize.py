@@ -12,7 +12,8 @@ from queuecast.humanize import duration, parse_duration, percent, relative, trac
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [
-        (0, "0 s"), (0.04, "0 s"), (1.82, "1.8 s"), (2.0, "2 s"), (9.97, "10 s"), (45, "45 s"), (59.6, "1 min"), (61, "1 min 1 s"), (3600, "1 h"),
+        (0, "0 s"), (0.04, "0 s"), (1.82, "1.8 s"), (2.0, "2 s"), (9.97, "10 s"), (45, "45 s"),
+        (59.6, "1 min"), (61, "1 min 1 s"), (3600, "1 h"),
         (7800, "2 h 10 min"), (7830, "2 h 11 min"), (90000, "1 d 1 h"),
         (400000, "4 d 15 h"), (4e7, "1 y 98 d"), (-60, "-1 min"),
     ],
