@@ -188,3 +188,33 @@ def test_a_controller_that_does_not_answer_gives_503_and_stores_nothing(
 
 def test_squeue_sees_the_whole_queue(slurm_conf) -> None:
     assert isinstance(squeue(slurm_conf), list)
+
+
+def test_molding_with_the_fitted_bundle_on_a_warm_history(
+    slurm_site, slurm_conf, tmp_path, job_name
+) -> None:
+    # slurm_site's teardown cancels every job named job_name, this test's included.
+    from holdqueue.services import predict as site_predict
+    from tests.service.test_sites_support import demo_trace
+
+    site = create_site(
+        {
+            "name": f"warm-{job_name}",
+            "backend": "slurm",
+            "machine_procs": 128,
+            "partition": "batch",
+            "config": {"slurm_conf": slurm_conf, "workdir": str(tmp_path)},
+            "trace": demo_trace(),
+            "warm_up": True,
+        },
+        None,
+    )
+    site_predict._MODELS.pop(site.pk, None)
+    response = post(
+        api_for(make_user("alice")), site, job_name, procs=16, candidates=[4, 8], allow_delay=False
+    )
+    job = response.data
+    assert response.status_code == 201 and job["state"] == "submitted", job
+    assert [c["procs"] for c in job["decision"]["molding"]["candidates"]] == [4, 8, 16]
+    (slurm,) = slurm_jobs_tagged(slurm_conf, job["tag"])
+    assert slurm["cpus"] == job["procs_chosen"]
