@@ -97,6 +97,7 @@ def evaluate_swf(
         limit=params.get("limit"),
         seed=params.get("seed", 0),
         progress=progress,
+        n_jobs=params.get("jobs", 1),
     )
 
 

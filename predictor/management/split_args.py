@@ -17,6 +17,10 @@ def add_split_arguments(
     parser.add_argument("--tune-fraction", type=float, default=0.2)
     parser.add_argument("--limit", type=int, default=None, help="N test jobs evenly spread")
     parser.add_argument("--json", help="write the per-method numbers here")
+    parser.add_argument(
+        "--jobs", type=int, default=1,
+        help="worker processes answering the test jobs in chunks (same results as 1)",
+    )  # fmt: skip
 
 
 def check_split_options(opts: dict[str, Any]) -> None:
@@ -25,3 +29,5 @@ def check_split_options(opts: dict[str, Any]) -> None:
         raise CommandError("--limit must be >= 1")
     if not 0.0 <= opts["tune_fraction"] < 1.0:
         raise CommandError("--tune-fraction must be in [0, 1)")
+    if opts.get("jobs", 1) < 1:
+        raise CommandError("--jobs must be >= 1")

@@ -77,7 +77,7 @@ def test_evaluate_trace_refuses_a_trace_without_known_waits():
 
 
 def test_registry_knows_every_method_and_rejects_unknown_names():
-    assert set(FACTORIES) == {"apq", "qbets", "ibl", "median", "gbm", "zero", "sim"}
+    assert set(FACTORIES) == {"apq", "qbets", "ibl", "median", "gbm", "zero", "sim", "auto"}
     assert parse_methods("qbets, ibl,qbets") == ["qbets", "ibl"]
     with pytest.raises(ValueError, match="unknown methods"):
         parse_methods("qbets,oracle")

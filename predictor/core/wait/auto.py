@@ -11,10 +11,12 @@ Rule, for a target arriving at ``t``:
    candidate that had the lowest AAE on the tuning part (each candidate fitted on the first
    half of the tuning part, scored on up to ``n_validation`` jobs of the second half, then
    refitted on the whole tuning part). Those validation errors also seed the pool below.
-2. **Online**: the candidate with the lowest mean absolute error over the ``window`` most
-   recently *known* jobs (known = the job had started by ``t``; the leakage rule of
-   ``predictor.core.wait.history``). Means come from prefix sums in known order, so the
-   choice for every target costs O(candidates) after one sort.
+2. **Online**: at the tuning end and every ``every`` rows after it (fixed row blocks, as the
+   retrained models use), each candidate is re-scored on the ``n_recent`` jobs that had most
+   recently *started* (their waits are known: the leakage rule of
+   ``predictor.core.wait.history``); the block answers with the candidate of lowest mean
+   absolute error over the last ``window`` scored jobs (validation jobs included). A
+   target's choice depends on its block only, not on which other targets are asked for.
 3. **Outside the seen states**: when the target's state lies beyond anything in the tuning
    part (its user's waiting jobs, or the queue's waiting jobs, exceed ``outside_factor`` x
    the largest value seen there: the HPC2N user who queued 2,414 jobs when the tuning part
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from predictor.core.state.retrain import boundaries
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory, usable_mask
 from predictor.core.wait.intervals import known_order
@@ -143,8 +146,10 @@ class AutoWait(WaitEstimator):
         the gradient-boosted model had the lowest AAE on such targets, docs/results.md).
     window, min_known : :func:`online_choice`.
     n_validation : tuning-part jobs scored for the initial choice.
-    n_recent : for requests in a snapshot (the API), the most recently started jobs of the
-        log each candidate is re-scored on to make the online choice.
+    every, n_recent : the choice is remade at the tuning end and every ``every`` rows after it
+        (``predictor.core.state.retrain`` blocks), each time after re-scoring every candidate
+        on the ``n_recent`` jobs that had most recently started; a target's choice depends on
+        its block only, so log rows, snapshots and chunks get the same answer.
     outside_factor : :func:`outside_seen`'s factor.
     random_state : passed to every candidate.
     """
@@ -158,10 +163,12 @@ class AutoWait(WaitEstimator):
         window: int = 3000,
         min_known: int = 50,
         n_validation: int = 1000,
-        n_recent: int = 300,
+        n_recent: int = 200,
+        every: int = 2000,
         outside_factor: float = 1.0,
         random_state: int | None = 0,
     ) -> None:
+        self.every = every
         self.candidates = candidates
         self.safe = safe
         self.window = window
@@ -199,10 +206,78 @@ class AutoWait(WaitEstimator):
         queue = np.asarray(history.state.wait_count, dtype=float)[seen]
         self.seen_max_ = np.array([user.max(initial=0.0), queue.max(initial=0.0)])
         self.known_ = KnownHistory.from_jobs(history.jobs)
+        self._blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     @staticmethod
     def _user_col(history: WaitContext) -> int:
         return list(history.state.summary_names).index(OUTSIDE_FEATURE)
+
+    def _block_errors(self, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidates' predictions, waits and start times of the ``n_recent`` jobs that most
+        recently started by row ``b``'s arrival (re-scored once per block, then cached)."""
+        if b not in self._blocks:
+            history = self._fitted()
+            submit, wait = _column(history, "submit_time"), _column(history, "wait_time")
+            k = int(self.known_.prefix(submit[[b]], np.array([b]))[0]) if b < submit.size else 0
+            rows = np.sort(self.known_.order[max(k - self.n_recent, 0) : k])
+            rows = rows[rows >= history.n_tune]  # the tuning part is scored by validation
+            pred = np.zeros((len(self.methods_), rows.size))
+            if rows.size:
+                pred = np.stack([m.predict_rows(rows).wait_s for m in self.methods_.values()])
+            self._blocks[b] = (pred, wait[rows], submit[rows] + wait[rows])
+        return self._blocks[b]
+
+    def _choice_at(self, b: int) -> tuple[int, float, float]:
+        """Candidate with the lowest AAE over the last ``window`` scored jobs known at row
+        ``b`` (validation jobs and the recent jobs of every block up to ``b``), its AAE and
+        the mean wait of those jobs; the initial candidate while fewer than ``min_known``."""
+        history = self._fitted()
+        submit, wait = _column(history, "submit_time"), _column(history, "wait_time")
+        v = self.validation_rows_
+        parts = [(self.validation_pred_, wait[v], submit[v] + wait[v])]
+        parts += [self._block_errors(int(c)) for c in self._block_starts(b)]
+        pred = np.concatenate([p for p, _, _ in parts], axis=1)
+        y = np.concatenate([w for _, w, _ in parts])
+        start = np.concatenate([t for _, _, t in parts])
+        t_b = submit[b] if b < submit.size else np.inf
+        known = np.flatnonzero(start <= t_b)
+        known = known[np.argsort(start[known], kind="stable")][-self.window :]
+        if known.size < self.min_known:
+            err = np.abs(pred[self.initial_, known] - y[known])
+            return self.initial_, float(np.mean(err)) if known.size else np.nan, np.nan
+        aae = np.abs(pred[:, known] - y[known]).mean(axis=1)
+        best = int(np.argmin(aae))
+        return best, float(aae[best]), float(y[known].mean())
+
+    def _block_starts(self, b: int) -> np.ndarray:
+        n_tune = self._fitted().n_tune
+        return np.arange(n_tune, b + 1, self.every) if b >= n_tune else np.zeros(0, np.int64)
+
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        history = self._fitted()
+        names = list(self.methods_)
+        preds = self._candidates(targets, progress)
+        submit = _column(history, "submit_time")
+        blocks = boundaries(
+            targets.n_before, targets.known_at_s, submit, history.n_tune, self.every
+        )
+        chosen = np.zeros(len(targets), dtype=np.int64)
+        aae = np.full(len(targets), np.nan)
+        mean_wait = np.full(len(targets), np.nan)
+        for b in np.unique(blocks):
+            sel = blocks == b
+            chosen[sel], aae[sel], mean_wait[sel] = self._choice_at(int(b))
+        reason = np.where(np.isnan(mean_wait), "initial", "recent").astype(object)
+        col = self._user_col(history)
+        feats = np.c_[targets.summary[:, col], targets.wait_count]
+        outside = outside_seen(feats, self.seen_max_, self.outside_factor)
+        chosen[outside] = names.index(self.safe)
+        reason[outside] = "outside"
+        return WaitPrediction(
+            wait_s=preds[chosen, np.arange(len(targets))],
+            predictor=np.array(names, dtype=object)[chosen],
+            extra={"recent_aae_s": aae, "recent_mean_wait_s": mean_wait, "reason": reason},
+        )
 
     def _candidates(self, targets: WaitTargets, progress: Progress) -> np.ndarray:
         names = list(self.methods_)
@@ -215,60 +290,6 @@ class AutoWait(WaitEstimator):
             else:
                 out[k] = method.predict(targets.snapshot, targets.requests).wait_s
         return out
-
-    def _recent_rows(self, targets: WaitTargets) -> np.ndarray:
-        """For requests in a snapshot: the last ``n_recent`` jobs started by its instant."""
-        if targets.rows is not None or len(targets) == 0:
-            return np.zeros(0, dtype=np.int64)
-        n = int(self.known_.prefix(np.array([targets.known_at_s[0]]))[0])
-        rows = self.known_.order[max(n - self.n_recent, 0) : n]
-        rows = rows[rows < targets.n_before[0]]
-        return np.sort(rows[rows >= self.validation_rows_.max(initial=-1) + 1])
-
-    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
-        history = self._fitted()
-        names = list(self.methods_)
-        preds = self._candidates(targets, progress)
-        recent = self._recent_rows(targets)
-        past = np.concatenate([self.validation_rows_, recent])
-        past_pred = np.concatenate(
-            [self.validation_pred_, np.stack([m.predict_rows(recent).wait_s for m in
-             self.methods_.values()]) if recent.size else np.zeros((len(names), 0))], axis=1,
-        )  # fmt: skip
-        submit, wait = _column(history, "submit_time"), _column(history, "wait_time")
-        n_past, n = past.size, len(targets)
-        arrival = np.concatenate([submit[past], targets.known_at_s])
-        if targets.rows is not None:  # log rows: their waits become known as time goes on
-            y_t, known_t = wait[targets.rows], submit[targets.rows] + wait[targets.rows]
-        else:  # requests: nothing about them is known
-            y_t, known_t = np.zeros(n), np.full(n, np.inf)
-        order = np.argsort(arrival, kind="stable")
-        allp = np.concatenate([past_pred, preds], axis=1)[:, order]
-        y = np.concatenate([wait[past], y_t])[order]
-        known = np.concatenate([submit[past] + wait[past], known_t])[order]
-        feats = np.c_[
-            np.concatenate([history.state.summary[past, self._user_col(history)],
-                            targets.summary[:, self._user_col(history)]]),
-            np.concatenate([history.state.wait_count[past], targets.wait_count]),
-        ][order]  # fmt: skip
-        choice = online_choice(
-            allp, y, arrival[order], known, initial=self.initial_, window=self.window,
-            min_known=self.min_known, safe=names.index(self.safe),
-            outside=outside_seen(feats, self.seen_max_, self.outside_factor),
-        )  # fmt: skip
-        back = np.empty_like(order)
-        back[order] = np.arange(order.size)
-        pos = back[n_past:]  # the targets' places in the merged order
-        chosen = choice.chosen[pos]
-        return WaitPrediction(
-            wait_s=allp[chosen, pos],
-            predictor=np.array(names, dtype=object)[chosen],
-            extra={
-                "recent_aae_s": choice.recent_aae_s[pos],
-                "recent_mean_wait_s": choice.recent_mean_wait_s[pos],
-                "reason": choice.reason[pos],
-            },
-        )
 
 
 def _column(history: WaitContext, name: str) -> np.ndarray:

@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from predictor.core import chunks
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait import metrics as wait_metrics
 from predictor.core.wait.history import usable_mask
+from predictor.core.wait.intervals import interval_block
 from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
 
 Progress = Callable[[float], None] | None
@@ -99,13 +101,13 @@ def _scaled(progress: Progress, lo: float, hi: float) -> Progress:
 
 
 def run_method(
-    method: WaitMethod, ctx: WaitContext, targets: np.ndarray, progress: Progress
+    method: WaitMethod, ctx: WaitContext, targets: np.ndarray, progress: Progress, n_jobs: int = 1
 ) -> tuple[WaitPrediction, dict[str, float]]:
-    """Fit then predict, timing both."""
+    """Fit then predict (in ``n_jobs`` worker processes: ``predictor.core.chunks``), timing both."""
     t0 = time.perf_counter()
     method.fit(ctx)
     t1 = time.perf_counter()
-    pred = method.predict_rows(targets, progress=progress)
+    pred = chunks.predict_rows(method, targets, jobs=n_jobs, progress=progress)
     t2 = time.perf_counter()
     timing = {
         "fit_s": t1 - t0,
@@ -123,21 +125,28 @@ def evaluate(
     seed: int = 0,
     progress: Progress = None,
     n_boot: int = 1000,
+    n_jobs: int = 1,
 ) -> Evaluation:
-    """Run every method on ``selection.targets`` and summarise (see module docstring)."""
+    """Run every method on ``selection.targets`` and summarise (see module docstring).
+
+    Each method's ``interval`` entry is its online conformal interval at 0.8 and 0.9
+    (``predictor.core.wait.intervals.interval_block``).
+    """
     targets = selection.targets
     wait = ctx.jobs["wait_time"].to_numpy(dtype=float)[targets]
     run = ctx.jobs["run_time"].to_numpy(dtype=float)[targets]
+    submit = ctx.jobs["submit_time"].to_numpy(dtype=float)[targets]
     results: dict[str, dict[str, Any]] = {}
     preds: dict[str, WaitPrediction] = {}
     for k, (name, method) in enumerate(methods.items()):
         part = _scaled(progress, k / len(methods), (k + 1) / len(methods))
-        pred, timing = run_method(method, ctx, targets, part)
+        pred, timing = run_method(method, ctx, targets, part, n_jobs)
         preds[name] = pred
         results[name] = {
             **wait_metrics.summarise(
                 pred.wait_s, wait, run, predictor=pred.predictor, upper_s=pred.upper_s
             ),
+            "interval": interval_block(pred.wait_s, wait, submit),
             **timing,
         }
     if "apq" in preds and targets.size:
@@ -161,8 +170,12 @@ def evaluate_trace(
     seed: int = 0,
     state: Any = None,
     progress: Progress = None,
+    n_jobs: int = 1,
 ) -> Evaluation:
-    """Select targets, sweep the state, run every method: the command's and the task's entry."""
+    """Select targets, sweep the state, run every method: the command's and the task's entry.
+
+    ``n_jobs`` worker processes answer each method's targets (same results as one).
+    """
     selection = select_targets(jobs, tune_fraction, limit)
     if selection.targets.size == 0:
         raise ValueError(
@@ -176,6 +189,9 @@ def evaluate_trace(
         state=state,
         progress=_scaled(progress, 0.0, STATE_SHARE),
     )
-    out = evaluate(ctx, selection, methods, seed=seed, progress=_scaled(progress, STATE_SHARE, 1.0))
+    out = evaluate(
+        ctx, selection, methods, seed=seed, progress=_scaled(progress, STATE_SHARE, 1.0),
+        n_jobs=n_jobs,
+    )  # fmt: skip
     out.state_s = state_s
     return out

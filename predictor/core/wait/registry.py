@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from predictor.core.wait.apq import APQ
+from predictor.core.wait.auto import AutoWait
 from predictor.core.wait.baselines import RecentMedian, ZeroWait
 from predictor.core.wait.gbm import WaitGBM
 from predictor.core.wait.ibl import IBL
@@ -27,6 +28,7 @@ FACTORIES: dict[str, Callable[[int | None], WaitMethod]] = {
     "gbm": lambda seed: WaitGBM(random_state=seed),
     "zero": lambda seed: ZeroWait(),
     "sim": lambda seed: SimulatedStart(),
+    "auto": lambda seed: AutoWait(random_state=seed),  # picks one of the above per site
 }
 
 

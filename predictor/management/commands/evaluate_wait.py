@@ -52,7 +52,7 @@ class Command(BaseCommand):
         swf = resolve_trace(opts["trace_name"], opts["swf"])
         if opts["simulate_waits"]:
             swf = services_wait.with_replayed_waits(swf)
-        params = {k: opts[k] for k in ("tune_fraction", "limit", "seed", "simulate_waits")}
+        params = {k: opts[k] for k in ("tune_fraction", "limit", "seed", "simulate_waits", "jobs")}
         trace = (
             Trace.objects.filter(name=opts["trace_name"]).first() if opts["trace_name"] else None
         )
@@ -88,6 +88,7 @@ class Command(BaseCommand):
         self.stdout.write(f"state sweep {evaluation.state_s:.1f} s, total {elapsed:.1f} s\n")
         self._main_table(evaluation.results)
         self._class_table(evaluation.results)
+        self._interval_table(evaluation.results)
         self._extras(evaluation.results)
         self.stdout.write(f"stored as evaluation run {run_id}")
 
@@ -112,6 +113,17 @@ class Command(BaseCommand):
         for name, r in results.items():
             cells = [
                 f"{_h(v['aae_s'])} ({v['jobs']})".rjust(18) for v in r["aae_by_class"].values()
+            ]
+            self.stdout.write(f"{name:<8}" + "".join(cells))
+
+    def _interval_table(self, results: dict[str, Any]) -> None:
+        """Online conformal intervals per method: coverage and mean width (h) at 0.8 / 0.9."""
+        self.stdout.write("\nIntervals (online conformal): coverage / mean width h")
+        self.stdout.write(f"{'method':<8}{'0.8':>20}{'0.9':>20}")
+        for name, r in results.items():
+            cells = [
+                f"{v['coverage']:.3f} / {_h(v['mean_width_s'])}".rjust(20)
+                for v in r.get("interval", {}).values()
             ]
             self.stdout.write(f"{name:<8}" + "".join(cells))
 
