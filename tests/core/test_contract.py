@@ -159,3 +159,11 @@ def test_a_snapshot_of_the_log_answers_as_the_fast_path_over_its_rows(kind, name
         [answers(method.predict(snapshot_at_row(log, int(i)), requests.take([i]))) for i in rows]
     )
     np.testing.assert_allclose(via_snapshot, fast, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(("kind", "name"), METHODS, ids=IDS)
+def test_an_empty_batch_answers_nothing(kind, name):
+    jobs = contract_log()
+    method = fitted_on_log(kind, name)
+    assert answers(method.predict(snapshot_at_row(jobs, AT_ROW), [])).size == 0
+    assert answers(method.predict_rows(np.zeros(0, dtype=np.int64))).size == 0

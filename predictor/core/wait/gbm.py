@@ -33,7 +33,8 @@ def gbm_features(targets: WaitTargets) -> np.ndarray:
     means_r = summary[:, 13:16] / np.maximum(running, 1.0)[:, None]
     tod = np.mod(targets.requests.submit_s, DAY_S) / 3600.0
     counts = np.column_stack([waiting, running])
-    hist = np.asarray(targets.hist, dtype=np.float32).reshape(len(summary), -1)
+    hist = np.asarray(targets.hist, dtype=np.float32)
+    hist = hist.reshape(len(summary), int(np.prod(hist.shape[1:])))
     cols = [np.log1p(summary), np.log1p(counts), np.log1p(means_w), np.log1p(means_r), tod, hist]
     return np.column_stack(cols)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -23,45 +24,83 @@ from predictor.core.wait.types import WaitContext
 
 
 @dataclass(frozen=True)
+class TargetState:
+    """The state columns of targets (``predictor.core.state.sweep`` columns, row k = target k)
+    and their exact value sets (k -> six arrays, for APQ's union binning)."""
+
+    summary: np.ndarray
+    hist: np.ndarray
+    wait_count: np.ndarray
+    run_count: np.ndarray
+    values: Callable[[int], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
 class WaitTargets:
     """Targets as columns (row k = target k).
 
     requests : what each target asks for (its arrival is ``requests.submit_s``).
-    summary, hist, wait_count, run_count : its state (``predictor.core.state.sweep`` columns).
     known_at_s, n_before : the history bound (module docstring).
-    values : k -> the six exact value sets (APQ's union binning only).
+    state : computes the targets' :class:`TargetState`, on first use only (QBETS and the
+        median need none of it); ``summary``, ``hist``, ``wait_count``, ``run_count`` and
+        ``values`` read it.
     rows : the log rows, when the targets are log rows (None for requests in a snapshot).
     snapshot : the snapshot, when the targets are requests in one.
     """
 
     requests: RequestBatch
-    summary: np.ndarray
-    hist: np.ndarray
-    wait_count: np.ndarray
-    run_count: np.ndarray
     known_at_s: np.ndarray
     n_before: np.ndarray
-    values: Callable[[int], list[np.ndarray]]
+    state: Callable[[], TargetState]
     rows: np.ndarray | None = None
     snapshot: Snapshot | None = None
 
     def __len__(self) -> int:
         return len(self.requests)
 
+    @cached_property
+    def _state(self) -> TargetState:
+        return self.state()
+
+    @property
+    def summary(self) -> np.ndarray:
+        return self._state.summary
+
+    @property
+    def hist(self) -> np.ndarray:
+        return self._state.hist
+
+    @property
+    def wait_count(self) -> np.ndarray:
+        return self._state.wait_count
+
+    @property
+    def run_count(self) -> np.ndarray:
+        return self._state.run_count
+
+    def values(self, k: int) -> list[np.ndarray]:
+        return self._state.values(k)
+
     @classmethod
     def from_rows(cls, ctx: WaitContext, rows: np.ndarray) -> WaitTargets:
         """Log rows of ``ctx``, each at its own arrival."""
         rows = np.asarray(rows, dtype=np.int64)
         sweep = ctx.state
+
+        def state() -> TargetState:
+            return TargetState(
+                summary=sweep.summary[rows],
+                hist=sweep.hist[rows],
+                wait_count=sweep.wait_count[rows],
+                run_count=sweep.run_count[rows],
+                values=lambda k: sweep.hist_values(int(rows[k])),
+            )
+
         return cls(
             requests=RequestBatch.from_jobs(ctx.jobs.iloc[rows]),
-            summary=sweep.summary[rows],
-            hist=sweep.hist[rows],
-            wait_count=sweep.wait_count[rows],
-            run_count=sweep.run_count[rows],
             known_at_s=ctx.jobs["submit_time"].to_numpy(np.float64)[rows],
             n_before=rows,
-            values=lambda k: sweep.hist_values(int(rows[k])),
+            state=state,
             rows=rows,
         )
 
@@ -71,17 +110,17 @@ class WaitTargets:
     ) -> WaitTargets:
         """Requests arriving in ``snapshot``; history from ``ctx`` as known at its instant."""
         bins = ctx.state.edges.shape[1] - 1
-        feats = state_features(snapshot, requests, hist_bins=bins)
+
+        def state() -> TargetState:
+            f = state_features(snapshot, requests, hist_bins=bins)
+            return TargetState(f.summary, f.hist, f.wait_count, f.run_count, f.values)
+
         n = len(requests)
         arrived = snapshot.arrived_rows(ctx.jobs["submit_time"].to_numpy(np.float64))
         return cls(
             requests=requests,
-            summary=feats.summary,
-            hist=feats.hist,
-            wait_count=feats.wait_count,
-            run_count=feats.run_count,
             known_at_s=np.full(n, snapshot.known_at_s),
             n_before=np.full(n, arrived, dtype=np.int64),
-            values=feats.values,
+            state=state,
             snapshot=snapshot,
         )
