@@ -218,3 +218,39 @@ def test_molding_with_the_fitted_bundle_on_a_warm_history(
     assert [c["procs"] for c in job["decision"]["molding"]["candidates"]] == [4, 8, 16]
     (slurm,) = slurm_jobs_tagged(slurm_conf, job["tag"])
     assert slurm["cpus"] == job["procs_chosen"]
+
+
+def test_import_sacct_reads_what_the_real_sacct_prints(slurm_site, slurm_conf, tmp_path) -> None:
+    import os
+    import subprocess
+
+    from django.core.management import call_command
+
+    fields = "JobID,User,Group,Partition,Submit,Start,End,State,AllocCPUS,Timelimit"
+    done = subprocess.run(
+        [
+            "sacct",
+            "--parsable2",
+            "--allusers",
+            "-X",
+            "--starttime",
+            "now-1days",
+            "--format",
+            fields,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "SLURM_CONF": slurm_conf},
+    )
+    if done.returncode != 0:
+        pytest.skip(f"this dev Slurm keeps no accounting (sacct: {done.stderr.strip()[:120]})")
+    path = tmp_path / "acct.txt"
+    path.write_text(done.stdout)
+    finished = [
+        line
+        for line in done.stdout.splitlines()[1:]
+        if "|None|" not in line and "|Unknown|" not in line
+    ]
+    call_command("import_sacct", str(path), "--site", slurm_site.name)
+    assert SiteHistory.objects.filter(site=slurm_site).count() == len(finished)
