@@ -143,3 +143,14 @@ def test_a_file_over_the_job_limit_is_a_413_naming_the_setting(alice, settings) 
     settings.QUEUECAST_MAX_JOBS_PER_TRACE = 5
     with pytest.raises(ingest_module.TraceTooLarge, match="QUEUECAST_MAX_JOBS_PER_TRACE"):
         ingest_swf(SMALL, name="small", owner=alice)
+
+
+def test_another_users_replay_page_is_a_404_like_the_api(alice, client) -> None:
+    from pyss_adapter.models import Replay
+
+    trace = ingest_swf(SMALL, name="small", owner=alice)
+    replay = Replay.objects.create(trace=trace, owner=alice, status="done")
+    client.force_login(make_user("bob"))
+    assert client.get(f"/runs/replays/{replay.pk}/").status_code == 404
+    client.force_login(alice)
+    assert client.get(f"/runs/replays/{replay.pk}/").status_code == 200

@@ -76,7 +76,8 @@ def test_both_prediction_posts_answer_200_in_the_schema(alice):
     paths = api_for(alice).get("/api/schema/", {"format": "json"}).json()["paths"]
     for kind in ("wait", "runtime"):
         post = paths[f"/api/traces/{{trace_pk}}/predictions/{kind}/"]["post"]
-        assert set(post["responses"]) == {"200"}, kind
+        success = {code for code in post["responses"] if code.startswith("2")}
+        assert success == {"200"}, kind  # errors are documented too (queuecast/schema.py)
 
 
 def test_unknown_trace_is_404(alice):
