@@ -53,6 +53,7 @@ def evaluate_swf(
         params=params_of(run_params),
         limit=run_params.get("limit"),
         progress=progress,
+        n_jobs=run_params.get("jobs", 1),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from predictor.core import chunks
 from predictor.core.runtime.history import RuntimeContext, build_context
 from predictor.core.runtime.metrics import runtime_metrics
 from predictor.core.runtime.params import RuntimeParams
@@ -35,11 +36,17 @@ def select_targets(ctx: RuntimeContext, limit: int | None = None) -> np.ndarray:
 
 
 def run_method(
-    name: str, ctx: RuntimeContext, rows: np.ndarray, progress: Progress = None, seed: int = 0
+    name: str,
+    ctx: RuntimeContext,
+    rows: np.ndarray,
+    progress: Progress = None,
+    seed: int = 0,
+    n_jobs: int = 1,
 ) -> dict:
-    """Fit ``name`` on the context, answer ``rows``: success, length, point and what answered."""
+    """Fit ``name`` on the context, answer ``rows`` (in ``n_jobs`` worker processes:
+    ``predictor.core.chunks``): success, length, point and what answered."""
     model = make_method(name, seed).fit(ctx)
-    pred = model.predict_rows(rows, progress)
+    pred = chunks.predict_rows(model, rows, jobs=n_jobs, progress=progress)
     return {
         "success": pred.contains(ctx.run_s[rows]),
         "length": pred.length_s,
@@ -59,6 +66,7 @@ def evaluate_runtime(
     params: RuntimeParams | None = None,
     limit: int | None = None,
     progress: Progress = None,
+    n_jobs: int = 1,
 ) -> dict[str, Any]:
     """Run ``methods`` on the same targets; returns ``{"methods": {name: metrics}, ...}``.
 
@@ -74,7 +82,7 @@ def evaluate_runtime(
     for i, name in enumerate(order):
         sub = None if progress is None else _sub_progress(progress, i, len(order))
         t0 = time.perf_counter()
-        outputs[name] = run_method(name, ctx, rows, sub)
+        outputs[name] = run_method(name, ctx, rows, sub, n_jobs=n_jobs)
         outputs[name]["seconds"] = time.perf_counter() - t0
     base_len = outputs[REFERENCE]["length"]
     results = {

@@ -58,6 +58,7 @@ class Command(BaseCommand):
         params = {
             "tune_fraction": opts["tune_fraction"],
             "limit": opts["limit"],
+            "jobs": opts["jobs"],
             **dict(parse_setting(s) for s in opts["set"]),
         }
         run = self._new_run(opts, methods, params)
