@@ -1,0 +1,164 @@
+"""Density rangeSets: the ranges of a runtime density where it is highest, at one global level.
+
+Seed 002 ("End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs",
+section "Runtime prediction: rangeSets") builds one 20 %-wide range around each relevant past
+runtime of the job's tuple, merges overlapping ones, and scores a rangeSet by *success* (the
+actual runtime lies in a range) and *coverage* (summed range length over summed length of the
+baseline ``[min, max]`` of the tuple's past runtimes). Both numbers are sums over jobs, so the
+best rangeSets for a given success spend length where it buys the most probability per second.
+
+Model. The runtime of a request has the density of a box-kernel mixture on the log scale:
+each relevant past runtime ``h`` (the seed's relevant history, most recent first) with weight
+``w_h`` (recency: ``decay ** rank``, normalised) spreads its weight uniformly over
+``[h e^-b, h e^b]`` in ``log r`` (``b = ln(ratio) / 2``: the seed's 1.2 ratio gives the seed's
+ranges). Optionally a second component conditions on the request: the same past jobs'
+*used share of their requested time* ``h / req_h``, times the target's requested time (jobs
+that run to their limit, or to half of it, do so again at a new limit), mixed with weight
+``request_weight``.
+
+Ranges. The edges of all boxes cut the time axis into pieces with constant mixture weight
+``c_k``; piece ``[x_k, x_(k+1)]`` holds mass ``m_k = c_k ln(x_(k+1)/x_k) / (2b)`` and density
+``m_k / (x_(k+1) - x_k)`` per second. The rangeSet keeps the pieces whose density reaches a
+level ``lam`` (per second, the same for every job), merges touching pieces into ranges, clips
+them to ``[1 s, requested time]``, and gives each range its mass (renormalised to the kept
+mass). Among all sets with the same total mass, the highest-density set is the shortest, so a
+common ``lam`` minimises summed length for a given expected success (a Lagrange argument).
+
+Level. ``lam`` is set online (:func:`online_level`): ``log lam`` moves up by ``eta`` for each
+known hit and down by ``eta * s / (1 - s)`` for each known miss, which holds long-run success
+at the target ``s`` (the adaptive conformal update of Gibbs & Candes 2021 on the level). A
+job's outcome is known once it has ended before the target's submission (the leakage rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_RUNTIME_S = 1.0
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """Constant-density pieces of one job's mixture: edges ``x`` (k+1,) and masses ``m`` (k,)."""
+
+    x: np.ndarray
+    m: np.ndarray
+
+    @property
+    def density(self) -> np.ndarray:
+        return self.m / np.maximum(np.diff(self.x), 1e-12)
+
+
+def recency_weights(n: int, decay: float) -> np.ndarray:
+    """Weights ``decay ** rank`` (rank 0 = most recent), normalised to sum 1."""
+    w = decay ** np.arange(n, dtype=float)
+    return w / w.sum() if n else w
+
+
+def pieces(centres_s: np.ndarray, weights: np.ndarray, ratio: float) -> Pieces:
+    """The box-kernel mixture of ``centres_s`` (seconds, > 0) as constant-density pieces.
+
+    Each centre ``h`` spreads its weight over ``[h / sqrt(ratio), h sqrt(ratio)]`` uniformly in
+    log time; ``ratio`` > 1 is the seed's max/min ratio of one range.
+    """
+    c = np.maximum(np.asarray(centres_s, dtype=float), MIN_RUNTIME_S)
+    w = np.asarray(weights, dtype=float)
+    if c.size == 0:
+        return Pieces(np.zeros(1), np.zeros(0))
+    half = np.sqrt(ratio)
+    edges = np.concatenate([c / half, c * half])
+    delta = np.concatenate([w, -w])
+    order = np.argsort(edges, kind="stable")
+    x, cover = edges[order], np.cumsum(delta[order])
+    keep = np.r_[np.diff(x) > 0, False]  # drop zero-length pieces (equal edges)
+    x_next = np.r_[x[1:], x[-1]]
+    mass = np.maximum(cover, 0.0) * np.log(x_next / x) / np.log(ratio)
+    x_k = x[keep]  # consecutive kept pieces share edges: they tile [min edge, max edge]
+    return Pieces(np.r_[x_k, x_next[keep][-1:]], mass[keep])
+
+
+def mixture(parts: list[tuple[Pieces, float]]) -> Pieces:
+    """Weighted sum of piece sets (common refinement of their edges)."""
+    parts = [(p, a) for p, a in parts if a > 0 and p.m.size]
+    if not parts:
+        return Pieces(np.zeros(1), np.zeros(0))
+    x = np.unique(np.concatenate([p.x for p, _ in parts]))
+    m = np.zeros(x.size - 1)
+    for p, a in parts:
+        dens_log = np.r_[p.m / np.log(p.x[1:] / p.x[:-1]), 0.0]  # mass per unit log time
+        k = np.searchsorted(p.x, x[:-1], side="right") - 1
+        inside = (k >= 0) & (k < p.m.size)
+        m += a * np.where(inside, dens_log[np.clip(k, 0, p.m.size)], 0.0) * np.log(x[1:] / x[:-1])
+    return Pieces(x, m)
+
+
+def select(
+    pc: Pieces, lam: float, upper_s: float | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ranges where the density reaches ``lam`` (per second): ``(low_s, high_s, mass)``.
+
+    Touching kept pieces merge into one range; ranges are clipped to ``[1 s, upper_s]`` (the
+    requested time: the job is killed there) with the mass of the clipped-off part dropped.
+    """
+    if pc.m.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    lo_x, hi_x = pc.x[:-1].copy(), pc.x[1:].copy()
+    mass = pc.m.copy()
+    if upper_s is not None and upper_s > 0:
+        frac = _kept_share(lo_x, hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
+        mass *= frac
+        lo_x = np.clip(lo_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
+        hi_x = np.clip(hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
+    dens = mass / np.maximum(hi_x - lo_x, 1e-12)
+    keep = (dens >= lam) & (mass > 0)
+    if not keep.any():
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    idx = np.flatnonzero(keep)
+    starts = np.r_[True, (idx[1:] != idx[:-1] + 1) | (lo_x[idx[1:]] > hi_x[idx[:-1]])]
+    group = np.cumsum(starts) - 1
+    low = lo_x[idx][starts]
+    high = np.maximum.reduceat(hi_x[idx], np.flatnonzero(starts))
+    return low, high, np.bincount(group, weights=mass[idx])
+
+
+def _kept_share(lo: np.ndarray, hi: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Share of each piece's log-length inside ``[a, b]`` (mass is uniform in log time)."""
+    inner = np.log(np.clip(hi, a, b) / np.clip(lo, a, b))
+    return np.where(hi > lo, inner / np.log(hi / lo), 0.0)
+
+
+def online_level(
+    hit_fn: HitFn,
+    n: int,
+    arrival_s: np.ndarray,
+    known_s: np.ndarray,
+    *,
+    target: float,
+    eta: float,
+    start_log_lam: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-target ``log lam`` from the outcomes known at each arrival (module docstring).
+
+    ``hit_fn(i, log_lam)`` builds target i's rangeSet at that level and says whether it held;
+    it is called once per target in arrival order and its answer is read only once target i is
+    known (``known_s[i] < arrival_s[later]``). Returns ``(log_lam, hit)``.
+    """
+    from predictor.core.wait.intervals import known_order
+
+    order, count = known_order(arrival_s, known_s)
+    log_lam = np.zeros(n)
+    hit = np.zeros(n, dtype=bool)
+    level, added = start_log_lam, 0
+    down = eta * target / (1.0 - target)
+    for i in range(n):
+        for j in order[added : count[i]]:
+            level += eta if hit[j] else -down
+        added = max(added, int(count[i]))
+        log_lam[i] = level
+        hit[i] = hit_fn(i, level)
+    return log_lam, hit
+
+
+HitFn = "Callable[[int, float], bool]"

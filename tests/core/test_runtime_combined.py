@@ -1,0 +1,69 @@
+"""Density rangeSets: the box-kernel pieces, the selection at a level, the online level."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from predictor.core.runtime.combined import (
+    mixture,
+    online_level,
+    pieces,
+    recency_weights,
+    select,
+)
+
+
+def test_pieces_of_two_equal_runtimes_and_one_other_hold_their_weights():
+    pc = pieces(np.array([100.0, 100.0, 1000.0]), np.array([0.5, 0.25, 0.25]), 1.2)
+    # boxes [100/sqrt(1.2), 100 sqrt(1.2)] (weight 0.75) and the same around 1000 (0.25)
+    np.testing.assert_allclose(
+        pc.x, [100 / 1.2**0.5, 100 * 1.2**0.5, 1000 / 1.2**0.5, 1000 * 1.2**0.5]
+    )
+    np.testing.assert_allclose(pc.m, [0.75, 0.0, 0.25])
+
+
+def test_select_keeps_dense_pieces_merges_touching_ones_and_clips_to_the_request():
+    pc = pieces(np.array([100.0, 105.0, 1000.0]), np.full(3, 1 / 3), 1.2)
+    low, high, mass = select(pc, 0.0)
+    assert low.size == 2 and np.isclose(mass.sum(), 1.0)  # 100 and 105 overlap: one range
+    low, high, mass = select(pc, 5e-3)  # 1/3 over ~180 s near 1000 s: 1.8e-3 per second
+    assert low.size == 1 and high[0] < 200
+    low, high, mass = select(pc, 0.0, upper_s=103.0)
+    assert high.max() == 103.0 and mass.sum() < 2 / 3
+
+
+def test_mixture_keeps_total_mass_and_weights():
+    a = pieces(np.array([100.0]), np.array([1.0]), 1.2)
+    b = pieces(np.array([105.0]), np.array([1.0]), 1.2)
+    m = mixture([(a, 0.25), (b, 0.75)])
+    assert np.isclose(m.m.sum(), 1.0)
+    inside_a_only = m.x[1:] <= b.x[0]
+    np.testing.assert_allclose(
+        m.m[inside_a_only].sum(), 0.25 * np.log(b.x[0] / a.x[0]) / np.log(1.2)
+    )
+
+
+def test_recency_weights_decay_and_sum_to_one():
+    w = recency_weights(3, 0.5)
+    np.testing.assert_allclose(w, np.array([1, 0.5, 0.25]) / 1.75)
+
+
+def test_online_level_holds_the_target_success_and_reads_only_known_outcomes():
+    rng = np.random.default_rng(0)
+    n = 4000
+    arrival = np.arange(n, dtype=float)
+    known = arrival + rng.integers(1, 50, n)
+    draws = rng.uniform(0, 1, n)
+
+    def hit(i: int, log_lam: float) -> bool:  # success falls as the level rises
+        return bool(draws[i] < 1 / (1 + np.exp(log_lam)))
+
+    log_lam, hits = online_level(hit, n, arrival, known, target=0.75, eta=0.05, start_log_lam=0.0)
+    assert abs(hits[1000:].mean() - 0.75) < 0.03
+    draws2 = draws.copy()
+    draws2[2000:] = 0.999  # later outcomes cannot move earlier levels
+    log2, _ = online_level(
+        lambda i, x: bool(draws2[i] < 1 / (1 + np.exp(x))), n, arrival, known,
+        target=0.75, eta=0.05, start_log_lam=0.0,
+    )  # fmt: skip
+    np.testing.assert_array_equal(log_lam[:2001], log2[:2001])
