@@ -67,3 +67,12 @@ def test_online_level_holds_the_target_success_and_reads_only_known_outcomes():
         target=0.75, eta=0.05, start_log_lam=0.0,
     )  # fmt: skip
     np.testing.assert_array_equal(log_lam[:2001], log2[:2001])
+
+
+def test_lognormal_pieces_centre_on_the_median_and_hold_unit_mass():
+    from predictor.core.runtime.combined import lognormal_pieces
+
+    pc = lognormal_pieces(50.0, 100.0, 200.0, 1.2)
+    assert np.isclose(pc.m.sum(), 1.0)
+    peak = np.argmax(pc.m)
+    assert pc.x[peak] <= 100.0 * 1.1 and pc.x[peak + 1] >= 100.0 / 1.1

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 
 MIN_RUNTIME_S = 1.0
 
@@ -77,6 +78,17 @@ def pieces(centres_s: np.ndarray, weights: np.ndarray, ratio: float) -> Pieces:
     mass = np.maximum(cover, 0.0) * np.log(x_next / x) / np.log(ratio)
     x_k = x[keep]  # consecutive kept pieces share edges: they tile [min edge, max edge]
     return Pieces(np.r_[x_k, x_next[keep][-1:]], mass[keep])
+
+
+def lognormal_pieces(q10_s: float, q50_s: float, q90_s: float, ratio: float) -> Pieces:
+    """The quantile GBM's answer as pieces: a log-normal with median ``q50`` and
+    ``sigma = ln(q90 / q10) / (2 z_0.9)``, cut at +-3 sigma into log-steps of ``ln(ratio) / 2``
+    (so it mixes with the past-runtime boxes at the same resolution)."""
+    mu = np.log(max(q50_s, MIN_RUNTIME_S))
+    sigma = max(np.log(max(q90_s, MIN_RUNTIME_S) / max(q10_s, MIN_RUNTIME_S)) / (2 * 1.2816), 0.05)
+    z = np.arange(mu - 3 * sigma, mu + 3 * sigma + np.log(ratio) / 2, np.log(ratio) / 2)
+    mass = np.diff(norm.cdf((z - mu) / sigma))
+    return Pieces(np.exp(z), mass / mass.sum())
 
 
 def mixture(parts: list[tuple[Pieces, float]]) -> Pieces:
@@ -159,6 +171,3 @@ def online_level(
         log_lam[i] = level
         hit[i] = hit_fn(i, level)
     return log_lam, hit
-
-
-HitFn = "Callable[[int, float], bool]"
