@@ -32,6 +32,7 @@ job's outcome is known once it has ended before the target's submission (the lea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,7 +143,7 @@ def _kept_share(lo: np.ndarray, hi: np.ndarray, a: float, b: float) -> np.ndarra
 
 
 def online_level(
-    hit_fn: HitFn,
+    hit_fn: Callable[[int, float], bool],
     n: int,
     arrival_s: np.ndarray,
     known_s: np.ndarray,
