@@ -35,7 +35,7 @@ def test_features_at_every_arrival_equal_the_sweep_row(small_log):
 @pytest.mark.realtrace
 def test_features_equal_the_sweep_on_a_real_trace_slice(shared_traces):
     jobs = read_swf(shared_traces / "KTH-SP2-1996-2.1-cln.swf.gz").jobs.iloc[:3000]
-    assert_features_equal_sweep(jobs.reset_index(drop=True), np.arange(0, 3000, 3))
+    assert_features_equal_sweep(jobs.reset_index(drop=True), np.arange(3000))
 
 
 def as_live(snap: Snapshot) -> list[LiveJob]:
