@@ -16,6 +16,15 @@ from predictor.serializers_common import JobQuerySerializer
 class WaitQuerySerializer(JobQuerySerializer):
     """A job whose queue wait is asked for (see :class:`JobQuerySerializer`)."""
 
+    confidence = serializers.FloatField(
+        min_value=0.5, max_value=0.99, required=False, default=0.9,
+        help_text="Confidence of the returned interval (0.5-0.99).",
+    )  # fmt: skip
+    within_s = serializers.FloatField(
+        min_value=0.0, required=False, default=None, allow_null=True,
+        help_text="Also answer P(start within this many seconds).",
+    )  # fmt: skip
+
 
 class WaitAnswerSerializer(serializers.Serializer):
     wait_s = serializers.FloatField(help_text="Predicted wait, seconds.")
@@ -26,6 +35,20 @@ class WaitAnswerSerializer(serializers.Serializer):
         allow_null=True, help_text="QBETS 0.95-quantile bound, seconds."
     )
     at = serializers.FloatField()
+    confidence = serializers.FloatField(help_text="Confidence of the interval.")
+    interval_low_s = serializers.FloatField(
+        allow_null=True, help_text="Interval low bound (null: no known recent job to calibrate)."
+    )
+    interval_high_s = serializers.FloatField(allow_null=True, help_text="Interval high bound.")
+    within_s = serializers.FloatField(allow_null=True)
+    p_within = serializers.FloatField(allow_null=True, help_text="P(start within within_s).")
+    recent_jobs = serializers.IntegerField(help_text="Recent started jobs behind the interval.")
+    recent_aae_s = serializers.FloatField(
+        allow_null=True, help_text="The method's AAE on those jobs, seconds."
+    )
+    recent_mean_wait_s = serializers.FloatField(
+        allow_null=True, help_text="Their mean wait (AAE / mean wait = 1 is answering 0)."
+    )
 
 
 class EvaluationRequestSerializer(serializers.Serializer):

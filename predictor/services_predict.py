@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from predictor.core.bundle import FittedBundle, RequestAnswer, fit_bundle
 from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
+from predictor.core.wait.recent import RecentErrors, recent_errors, recent_rows
 from predictor.fitted_cache import FittedCache
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
@@ -99,7 +102,42 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         "support": answer.wait_support,
         "qbets_upper_s": answer.wait_upper_s,
         "at": request.submit_s,
+        **trust(bundle, request.submit_s, answer.wait_s, query),
     }
+
+
+def trust(bundle: FittedBundle, at: float, wait_s: float, query: dict[str, Any]) -> dict[str, Any]:
+    """Interval at the query's confidence, P(start within T) and the wait method's recent
+    accuracy (``predictor.core.wait.recent``): its errors on the jobs that most recently
+    started by ``at``, re-scored once per trace and instant (small LRU)."""
+    level, within = float(query.get("confidence") or 0.9), query.get("within_s")
+    recent = _recent(bundle, at)
+    body: dict[str, Any] = {"confidence": level, "within_s": within, "p_within": None,
+                            "interval_low_s": None, "interval_high_s": None}  # fmt: skip
+    body.update(recent_jobs=int(recent.rows.size), recent_aae_s=_num(recent.aae_s),
+                recent_mean_wait_s=_num(recent.mean_wait_s))  # fmt: skip
+    if recent.rows.size:
+        ans = recent.answer(np.array([wait_s]), level, within)
+        body.update(interval_low_s=float(ans["low_s"][0]), interval_high_s=float(ans["high_s"][0]))
+        if within is not None:
+            body["p_within"] = float(ans["p_within"][0])
+    return body
+
+
+def _recent(bundle: FittedBundle, at: float) -> RecentErrors:
+    cache = bundle.__dict__.setdefault("_recent_errors", {})  # lives and dies with the bundle
+    if at not in cache:
+        if len(cache) >= 64:
+            cache.pop(next(iter(cache)))
+        jobs = bundle.jobs
+        n_before = int(np.searchsorted(jobs["submit_time"].to_numpy(float), at, side="right"))
+        rows = recent_rows(jobs, at, n_before)
+        cache[at] = recent_errors(bundle.wait, rows, jobs["wait_time"].to_numpy(float))
+    return cache[at]
+
+
+def _num(value: float) -> float | None:
+    return None if value != value else float(value)  # NaN -> null
 
 
 def predict_runtime(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:

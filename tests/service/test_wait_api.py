@@ -46,9 +46,24 @@ def test_prediction_answers_apq_with_the_qbets_bound_beside_it(trace, alice):
     res = predict(api_for(alice), trace.pk, job(trace))
     assert res.status_code == 200, res.json()
     body = res.json()
-    assert set(body) == {"wait_s", "method", "predictor", "support", "qbets_upper_s", "at"}
+    assert {"wait_s", "method", "predictor", "support", "qbets_upper_s", "at"} <= set(body)
     assert body["wait_s"] >= 0 and body["predictor"] and body["support"] >= 0
     assert body["method"] == "apq" and body["qbets_upper_s"] >= 0
+
+
+def test_answer_carries_an_interval_p_within_and_the_recent_accuracy(trace, alice):
+    client = api_for(alice)
+    narrow = predict(client, trace.pk, job(trace, confidence=0.5, within_s=3600.0)).json()
+    wide = predict(client, trace.pk, job(trace, confidence=0.99)).json()
+    assert narrow["confidence"] == 0.5 and narrow["recent_jobs"] > 0
+    assert 0 <= narrow["interval_low_s"] <= narrow["interval_high_s"]
+    assert wide["interval_high_s"] - wide["interval_low_s"] >= (
+        narrow["interval_high_s"] - narrow["interval_low_s"]
+    )
+    assert 0.0 <= narrow["p_within"] <= 1.0 and wide["p_within"] is None
+    assert narrow["recent_aae_s"] >= 0 and narrow["recent_mean_wait_s"] > 0
+    res = predict(client, trace.pk, job(trace, confidence=0.995))
+    assert res.status_code == 400 and "confidence" in res.json()
 
 
 def test_wait_and_runtime_predictions_share_one_fitted_bundle(trace, alice, monkeypatch):

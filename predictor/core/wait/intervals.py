@@ -128,21 +128,21 @@ class OnlineIntervals:
     high_s: dict[float, np.ndarray]
     pool_size: np.ndarray
 
-    def summary(self, wait_s: np.ndarray) -> dict[str, dict[str, float | int]]:
+    def summary(self, wait_s: np.ndarray) -> dict[str, dict[str, float | int | None]]:
         """``{"0.8": {"coverage", "mean_width_s", "uncalibrated"}, ...}`` over the targets.
 
         Coverage counts every target (an uncalibrated ``[0, inf)`` holds by construction); the
-        mean width is over the calibrated ones.
+        mean width is over the calibrated ones (None when there are none: JSON has no NaN).
         """
         y = np.asarray(wait_s, dtype=float)
         cal = self.pool_size > 0
-        out: dict[str, dict[str, float | int]] = {}
+        out: dict[str, dict[str, float | int | None]] = {}
         for level, lo in self.low_s.items():
             hi = self.high_s[level]
             hit = (y >= lo) & (y <= hi)
             out[f"{level:g}"] = {
-                "coverage": float(hit.mean()) if y.size else float("nan"),
-                "mean_width_s": float((hi - lo)[cal].mean()) if cal.any() else float("nan"),
+                "coverage": float(hit.mean()) if y.size else None,
+                "mean_width_s": float((hi - lo)[cal].mean()) if cal.any() else None,
                 "uncalibrated": int((~cal).sum()),
             }
         return out
@@ -246,7 +246,7 @@ EVALUATION_LEVELS = (0.8, 0.9)
 
 def interval_block(
     pred_s: np.ndarray, wait_s: np.ndarray, arrival_s: np.ndarray
-) -> dict[str, dict[str, float | int]]:
+) -> dict[str, dict[str, float | int | None]]:
     """The evaluation's ``interval`` entry for one method's predictions of the targets.
 
     Targets in arrival order; each one's wait becomes known at ``arrival + wait``. Returns
