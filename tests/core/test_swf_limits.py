@@ -106,7 +106,12 @@ def test_a_trace_spanning_longer_than_the_limit_is_rejected() -> None:
 
 
 def test_values_at_the_edges_of_their_ranges_are_read_exactly() -> None:
-    lines = [job(1, allocated_procs=str(2**31 - 1)), job(2**53, user_id=str(-(2**31)))]
+    lines = [job(1, allocated_procs=str(2**31 - 1)), job(2**53 - 1, user_id=str(-(2**31)))]
     jobs = read_swf(stream(lines)).jobs
     assert jobs["allocated_procs"].tolist()[0] == 2**31 - 1
-    assert jobs["job_id"].tolist()[1] == 2**53 and jobs["user_id"].tolist()[1] == -(2**31)
+    assert jobs["job_id"].tolist()[1] == 2**53 - 1 and jobs["user_id"].tolist()[1] == -(2**31)
+
+
+def test_an_integer_that_would_round_into_range_is_still_rejected() -> None:
+    with pytest.raises(SwfFormatError, match="out of range"):  # reads as the float -2**53
+        read_swf(stream([job(1), job(2, job_id=str(-(2**53) - 1))]))

@@ -36,7 +36,7 @@ def job_rows(n: int) -> st.SearchStrategy[pd.DataFrame]:
         )
         for name in FLOAT_FIELDS
     }
-    ids = st.lists(st.integers(1, 2**53), min_size=n, max_size=n, unique=True)
+    ids = st.lists(st.integers(1, 2**53 - 1), min_size=n, max_size=n, unique=True)
     return st.fixed_dictionaries({"job_id": ids, **ints, **floats}).map(
         lambda cols: pd.DataFrame({name: cols[name] for name in SWF_FIELDS})
     )

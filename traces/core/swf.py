@@ -23,9 +23,7 @@ import gzip
 import io
 import os
 import warnings
-import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +31,16 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from traces.core.swf_format import (
+    CATEGORICAL_FIELDS,
+    FLOAT_FIELDS,
+    INT_FIELDS,
+    SWF_FIELDS,
+    IngestReport,
+    SwfFormatError,
+    empty_frame,
+    stream_errors,
+)
 from traces.core.swf_header import SwfHeader, parse_header
 from traces.core.swf_io import open_text, prepend, rewind, seekable
 from traces.core.swf_limits import (
@@ -41,9 +49,9 @@ from traces.core.swf_limits import (
     check_header_size,
     check_job_count,
     columns_in_range,
-    out_of_range,
     span_problem,
 )
+from traces.core.swf_slow import slow_read
 
 __all__ = [
     "SWF_FIELDS",
@@ -61,111 +69,10 @@ __all__ = [
     "format_jobs",
 ]
 
-SWF_FIELDS: tuple[str, ...] = (
-    "job_id",
-    "submit_time",
-    "wait_time",
-    "run_time",
-    "allocated_procs",
-    "avg_cpu_time",
-    "used_memory",
-    "requested_procs",
-    "requested_time",
-    "requested_memory",
-    "status",
-    "user_id",
-    "group_id",
-    "executable_id",
-    "queue_id",
-    "partition_id",
-    "preceding_job_id",
-    "think_time",
-)
-# Times and amounts may be decimals in real logs; ids and counts are integers.
-FLOAT_FIELDS = frozenset(
-    {
-        "submit_time",
-        "wait_time",
-        "run_time",
-        "avg_cpu_time",
-        "used_memory",
-        "requested_time",
-        "requested_memory",
-        "think_time",
-    }
-)
-INT_FIELDS = tuple(f for f in SWF_FIELDS if f not in FLOAT_FIELDS)
-CATEGORICAL_FIELDS = (
-    "status",
-    "user_id",
-    "group_id",
-    "executable_id",
-    "queue_id",
-    "partition_id",
-    "preceding_job_id",
-)
-N_FIELDS = len(SWF_FIELDS)
-MAX_EXAMPLES = 10
 _CHUNK_LINES = 250_000
-_SLOW_BLOCK = 65_536  # rows the line-by-line path holds as Python lists before packing
 _EXTRA = "_extra"  # a 19th column: any value in it means a line with more than 18 fields
 
 ProgressFn = Callable[[float], None]
-
-
-class SwfFormatError(ValueError):
-    """A line (or the file) is not valid SWF; names the file, line, field and value."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str = "",
-        line: int | None = None,
-        field: str | None = None,
-        value: str | None = None,
-    ) -> None:
-        self.path, self.line, self.field, self.value = path, line, field, value
-        where = path or "<stream>"
-        if line is not None:
-            where += f", line {line}"
-        if field is not None:
-            where += f", field {field!r}"
-        if value is not None:
-            where += f", value {value!r}"
-        super().__init__(f"{where}: {message}")
-        self.reason = message
-
-
-@dataclass
-class IngestReport:
-    """What reading a file found: counts, skipped lines (lenient) and oddities."""
-
-    lines: int = 0
-    job_lines: int = 0
-    comment_lines: int = 0
-    skipped_lines: int = 0
-    skipped_examples: list[dict[str, Any]] = field(default_factory=list)
-    oddities: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def skip(self, line: int, reason: str, field_name: str | None, value: str | None) -> None:
-        self.skipped_lines += 1
-        if len(self.skipped_examples) < MAX_EXAMPLES:
-            self.skipped_examples.append(
-                {"line": line, "reason": reason, "field": field_name, "value": value}
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "lines": self.lines,
-            "job_lines": self.job_lines,
-            "comment_lines": self.comment_lines,
-            "skipped_lines": self.skipped_lines,
-            "skipped_examples": list(self.skipped_examples),
-            "oddities": dict(self.oddities),
-            "warnings": list(self.warnings),
-        }
 
 
 @dataclass
@@ -188,23 +95,6 @@ class SwfTrace:
             int(self.jobs["allocated_procs"].max()), int(self.jobs["requested_procs"].max())
         )
         return largest if largest > 0 else None
-
-
-def stream_errors(label: str) -> Any:
-    """Map decompression/decoding failures to SwfFormatError naming the file."""
-
-    @contextmanager
-    def guard() -> Iterator[None]:
-        try:
-            yield
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise SwfFormatError(f"truncated or corrupt gzip data ({exc})", path=label) from exc
-        except UnicodeDecodeError as exc:
-            raise SwfFormatError(
-                f"binary data, not SWF text (undecodable byte at offset {exc.start})", path=label
-            ) from exc
-
-    return guard()
 
 
 # --------------------------------------------------------------------------- reading
@@ -242,7 +132,7 @@ def read_swf(
         report = IngestReport()
         if frame is None or not _fast_frame_ok(frame):
             rewind(src)
-            header_lines, frame, n_lines = _slow_read(src, label, strict, report, limits)
+            header_lines, frame, n_lines = slow_read(src, label, strict, report, limits)
     report.lines = n_lines
     report.comment_lines = len(header_lines) + report.comment_lines
     header = parse_header(header_lines, report.oddities)
@@ -262,7 +152,7 @@ def _fast_read(
     with stream_errors(label), open_text(src, label, limits) as (text, raw, size):
         header_lines, first_data = _read_header(text, label, limits)
         if first_data is None:
-            return header_lines, _empty_frame(), len(header_lines)
+            return header_lines, empty_frame(), len(header_lines)
         body = prepend(first_data, text)
         chunks: list[pd.DataFrame] = []
         n_rows = 0
@@ -279,7 +169,7 @@ def _fast_read(
             raise
         except (ValueError, pd.errors.ParserError, IndexError):
             return header_lines, None, 0
-        frame = pd.concat(chunks, ignore_index=True) if chunks else _empty_frame()
+        frame = pd.concat(chunks, ignore_index=True) if chunks else empty_frame()
         # Line count = header + data rows (+ interior comments, counted on the slow path only).
         return header_lines, frame, len(header_lines) + len(frame)
 
@@ -319,10 +209,6 @@ def _read_header(text: IO[str], label: str, limits: SwfLimits) -> tuple[list[str
     return lines, None
 
 
-def _empty_frame() -> pd.DataFrame:
-    return pd.DataFrame({f: np.empty(0, dtype=np.float64) for f in SWF_FIELDS})
-
-
 def _fast_frame_ok(frame: pd.DataFrame) -> bool:
     """NaN means a short line or a 'nan' token; duplicates need line numbers: slow path.
 
@@ -337,85 +223,6 @@ def _fast_frame_ok(frame: pd.DataFrame) -> bool:
         if name in INT_FIELDS and not np.array_equal(column, np.round(column)):
             return False
     return not frame["job_id"].duplicated().any()
-
-
-def _slow_read(
-    src: str | os.PathLike | IO[bytes],
-    label: str,
-    strict: bool,
-    report: IngestReport,
-    limits: SwfLimits,
-) -> tuple[list[str], pd.DataFrame, int]:
-    """Line-by-line diagnosis: exact line, field and value of every problem.
-
-    Rows are packed into float64 blocks every ``_SLOW_BLOCK`` lines, so this path holds
-    about the same memory per job as the fast one.
-    """
-    header_lines: list[str] = []
-    blocks: list[np.ndarray] = []
-    rows: list[list[float]] = []
-    seen_ids: dict[float, int] = {}
-    n = n_jobs = header_bytes = 0
-    with stream_errors(label), open_text(src, label, limits) as (text, _raw, _size):
-        for n, line in enumerate(text, start=1):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            if stripped.startswith(";"):
-                if n_jobs:
-                    report.comment_lines += 1
-                else:
-                    header_bytes += len(stripped)
-                    check_header_size(header_bytes, limits)
-                    header_lines.append(stripped)
-                continue
-            problem = _check_line(stripped, seen_ids)
-            if problem is not None:
-                reason, field_name, value = problem
-                if strict:
-                    raise SwfFormatError(reason, path=label, line=n, field=field_name, value=value)
-                report.skip(n, reason, field_name, value)
-                continue
-            values = [float(tok) for tok in stripped.split()]
-            seen_ids[values[0]] = n
-            rows.append(values)
-            n_jobs += 1
-            check_job_count(n_jobs, limits)
-            if len(rows) == _SLOW_BLOCK:
-                blocks.append(np.array(rows, dtype=np.float64))
-                rows = []
-    if rows:
-        blocks.append(np.array(rows, dtype=np.float64))
-    if not blocks:
-        return header_lines, _empty_frame(), n
-    frame = pd.DataFrame(np.concatenate(blocks), columns=list(SWF_FIELDS))
-    return header_lines, frame, n
-
-
-def _check_line(
-    stripped: str, seen_ids: dict[float, int]
-) -> tuple[str, str | None, str | None] | None:
-    tokens = stripped.split()
-    if "\x00" in stripped:
-        return ("binary data, not SWF text (NUL byte)", None, None)
-    if len(tokens) != N_FIELDS:
-        return (f"expected {N_FIELDS} fields, found {len(tokens)}", None, None)
-    for name, token in zip(SWF_FIELDS, tokens, strict=True):
-        try:
-            value = float(token)
-        except ValueError:
-            return ("not a number", name, token)
-        if not np.isfinite(value):
-            return ("not a finite number", name, token)
-        if name in INT_FIELDS and value != round(value):
-            return ("must be an integer", name, token)
-        problem = out_of_range(name, value)
-        if problem is not None:
-            return (problem, name, token)
-    job_id = float(tokens[0])
-    if job_id in seen_ids:
-        return (f"duplicate job number (first on line {seen_ids[job_id]})", "job_id", tokens[0])
-    return None
 
 
 def _finish_frame(

@@ -4,7 +4,7 @@ Enforced *while streaming*: the decompressed bytes, the length of every line, th
 of lines and of job lines, and the header's size are counted as the bytes arrive, so a
 0.8 MB gzip bomb stops after ``max_bytes`` of output rather than after it is all in
 memory. Field ranges are checked before anything is stored, on every database: integer
-fields must fit the columns they go to (32-bit, or 2**53 for job numbers, beyond which a
+fields must fit the columns they go to (32-bit, or 2**53 - 1 for job numbers, beyond which a
 float64 no longer holds the integer), times must fit ±2**31 s, and a trace whose span
 (first submit to last end) is longer than ``max_span_s`` is refused, since every
 time-derived array (utilisation bins, load curves, plots) grows with the span.
@@ -19,9 +19,11 @@ from typing import IO
 import numpy as np
 
 INT32 = (-(2**31), 2**31 - 1)
-EXACT_INT = (-(2**53), 2**53)  # float64 holds every integer in this range
+# float64 holds every integer in this range exactly, and no integer outside it parses to a
+# value inside it (2**53 + 1 would read as 2**53, so the bound stops one short).
+EXACT_INT = (-(2**53 - 1), 2**53 - 1)
 SECONDS = (-(2**31), 2**31 - 1)  # 68 years either side of the trace start
-AMOUNT = (-(2**53), 2**53)
+AMOUNT = EXACT_INT
 
 FIELD_RANGES: dict[str, tuple[float, float]] = {
     "job_id": EXACT_INT,
