@@ -23,8 +23,8 @@ timeout = int(
 )
 graceful_timeout = 30
 keepalive = 5
-max_requests = 2000  # recycle a worker now and then (fitted models are re-fitted lazily)
-max_requests_jitter = 200
+# No max_requests: recycling a worker throws away its fitted models (a refit takes 15 s+,
+# and requests queued behind it wait that long).
 accesslog = os.environ.get("QUEUECAST_ACCESS_LOG", "-")
 errorlog = "-"
 forwarded_allow_ips = os.environ.get("QUEUECAST_FORWARDED_ALLOW_IPS", "127.0.0.1")
