@@ -8,6 +8,7 @@ import pytest
 
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait.auto import AutoWait, online_choice, outside_seen, pick_initial
+from predictor.core.wait.registry import make_method
 from predictor.core.wait.types import WaitContext
 from tests.core.wait_fakes import make_jobs
 
@@ -65,13 +66,17 @@ def _ctx(jobs: pd.DataFrame, n_tune: int) -> WaitContext:
 def test_auto_method_answers_with_its_candidates_and_is_causal():
     jobs = make_jobs(900, seed=4)
     targets = np.arange(300, 500, 3)
-    auto = AutoWait(candidates=("median", "zero"), safe="median", window=30, n_validation=80)
+    auto = AutoWait(
+        candidates=("median", "zero"), safe="median", window=30, n_validation=80, make=make_method
+    )
     before = auto.fit(_ctx(jobs, 200)).predict_rows(targets)
     assert set(before.predictor) <= {"median", "zero"}
     assert auto.initial_ in (0, 1) and auto.validation_rows_.max() < 200
     later = jobs.copy()
     later.loc[500:, "wait_time"] = 1e6
-    after = AutoWait(candidates=("median", "zero"), safe="median", window=30, n_validation=80)
+    after = AutoWait(
+        candidates=("median", "zero"), safe="median", window=30, n_validation=80, make=make_method
+    )
     pred = after.fit(_ctx(later, 200)).predict_rows(targets)
     np.testing.assert_array_equal(before.wait_s, pred.wait_s)
     np.testing.assert_array_equal(before.predictor, pred.predictor)
@@ -79,4 +84,4 @@ def test_auto_method_answers_with_its_candidates_and_is_causal():
 
 def test_auto_refuses_a_safe_method_outside_its_candidates():
     with pytest.raises(ValueError, match="safe method"):
-        AutoWait(candidates=("zero",), safe="gbm").fit(_ctx(make_jobs(100), 20))
+        AutoWait(candidates=("zero",), safe="gbm", make=make_method).fit(_ctx(make_jobs(100), 20))

@@ -29,7 +29,7 @@ Because ``zero`` is a candidate, whenever answering 0 has been best recently it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +152,8 @@ class AutoWait(WaitEstimator):
         its block only, so log rows, snapshots and chunks get the same answer.
     outside_factor : :func:`outside_seen`'s factor.
     random_state : passed to every candidate.
+    make : ``make(name, random_state)`` builds a candidate (the registry passes its
+        ``make_method``; injected so that this module does not import the registry).
     """
 
     name = "auto"
@@ -167,7 +169,9 @@ class AutoWait(WaitEstimator):
         every: int = 2000,
         outside_factor: float = 1.0,
         random_state: int | None = 0,
+        make: Callable[[str, int | None], Any] | None = None,
     ) -> None:
+        self.make = make
         self.every = every
         self.candidates = candidates
         self.safe = safe
@@ -179,8 +183,9 @@ class AutoWait(WaitEstimator):
         self.random_state = random_state
 
     def _learn(self, history: WaitContext) -> None:
-        from predictor.core.wait.registry import make_method  # the registry lists auto
-
+        if self.make is None:
+            raise ValueError("auto needs make=registry.make_method to build its candidates")
+        make_method = self.make
         names = list(self.candidates)
         if self.safe not in names:
             raise ValueError(f"safe method {self.safe!r} is not among candidates {names}")

@@ -28,7 +28,7 @@ FACTORIES: dict[str, Callable[[int | None], WaitMethod]] = {
     "gbm": lambda seed: WaitGBM(random_state=seed),
     "zero": lambda seed: ZeroWait(),
     "sim": lambda seed: SimulatedStart(),
-    "auto": lambda seed: AutoWait(random_state=seed),  # picks one of the above per site
+    "auto": lambda seed: AutoWait(random_state=seed, make=make_method),  # one of the above
 }
 
 
