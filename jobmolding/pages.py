@@ -47,8 +47,19 @@ def molding_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "runs/molding.html", context)
 
 
+STRATEGY_ORDER = ("baseline", "molding", "delay")
+
+
+def in_strategy_order(names: Any) -> list[str]:
+    """Baseline first, then molding and delay: PostgreSQL's jsonb does not keep key order."""
+    rank = {n: i for i, n in enumerate(STRATEGY_ORDER)}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
 def strategies_of(result: dict[str, Any]) -> list[str]:
-    return [k for k, v in result.items() if isinstance(v, dict) and "mean_response_s" in v]
+    return in_strategy_order(
+        k for k, v in result.items() if isinstance(v, dict) and "mean_response_s" in v
+    )
 
 
 def present(result: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +117,7 @@ def plot_charts(plots: dict[str, Any]) -> dict[str, Any]:
         hours = [round(i * bin_s / 3600.0, 2) for i in range(n)]
         out["load"] = charts.line(
             hours,
-            load["series"],
+            {k: load["series"][k] for k in in_strategy_order(load["series"])},
             x_title="hours into the window",
             y_title="busy share of the machine",
             y_format="percent",
