@@ -112,13 +112,16 @@ class Beater:
             with self.lock:
                 tokens = set(self.tokens)
             if tokens:
-                self._beat(tokens)
+                close_old_connections()
+                try:
+                    self._beat(tokens)
+                finally:  # this thread's own connection; never a caller's (tests call _beat)
+                    connection.close()
 
     def _beat(self, tokens: set[str]) -> None:
         from queuecast.models import RunLease
 
         try:
-            close_old_connections()
             leases = RunLease.objects.filter(token__in=tokens)
             leases.update(heartbeat_at=timezone.now())
             alive = set(leases.values_list("token", flat=True))
@@ -126,8 +129,6 @@ class Beater:
                 self.tokens -= tokens - alive
         except Exception as exc:  # a database blip: the next beat tries again
             logger.warning("lease heartbeat failed: %s: %s", type(exc).__name__, exc)
-        finally:
-            connection.close()
 
 
 BEATER = Beater()
