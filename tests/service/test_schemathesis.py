@@ -12,6 +12,8 @@ import os
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
@@ -23,6 +25,18 @@ from traces.services import ingest_swf
 
 EXAMPLES = int(os.environ.get("QUEUECAST_SCHEMATHESIS_EXAMPLES", "5"))
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    """The WSGI app closes "old" connections at each request's start and end; inside the test's
+    transaction that would close PostgreSQL's test connection (Django's test client does the same
+    unhooking)."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
 
 
 @pytest.fixture
