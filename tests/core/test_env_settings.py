@@ -73,7 +73,9 @@ def test_a_bad_setting_stops_start_up_with_its_name() -> None:
 
 
 def _setting(name: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("QUEUECAST_") or k in env}
+    # the embedded default: none of the caller's QUEUECAST_*, DATABASE_URL or broker settings
+    ours = ("QUEUECAST_", "DATABASE_URL", "CELERY_BROKER_URL")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(ours) or k in env}
     code = (
         "import os; os.environ['DJANGO_SETTINGS_MODULE']='queuecast.settings'; "
         f"from django.conf import settings; print(repr(settings.{name}))"
