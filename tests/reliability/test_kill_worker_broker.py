@@ -8,29 +8,18 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
 
 import pytest
 
 from predictor.models import EvaluationRun
-from queuecast.celery import app as celery_app
 from queuecast.longrun import enqueue
 from queuecast.models import RunLease
-from tests.service.test_traces_worker import ROOT, require_real_services, worker_database_url
 from tests.service.traces_support import make_user
+from tests.worker_support import REAL_WORKER_MARKS, celery_worker
 from traces.models import Job, Trace
 
-pytestmark = [
-    pytest.mark.worker,
-    pytest.mark.skipif(
-        os.environ.get("QUEUECAST_WORKER_TESTS") != "1",
-        reason="real-worker test: set QUEUECAST_WORKER_TESTS=1 with CELERY_BROKER_URL=redis://... "
-        "and DATABASE_URL=postgres://... (CI does)",
-    ),
-]
+pytestmark = REAL_WORKER_MARKS
 N_JOBS = 80_000
 TIMEOUT_S = 180
 
@@ -38,29 +27,8 @@ TIMEOUT_S = 180
 @pytest.fixture
 def prefork_worker(tmp_path, settings):
     """``celery worker -P prefork -c 1`` on a private queue (a pool child does the work)."""
-    require_real_services()
-    queue = f"queuecast-kill-{uuid.uuid4().hex[:8]}"
-    default_queue = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = queue
-    settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
-    env = {**os.environ, "DATABASE_URL": worker_database_url(),
-           "QUEUECAST_UPLOAD_DIR": settings.QUEUECAST_UPLOAD_DIR}  # fmt: skip
-    log = tmp_path / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "queuecast", "worker", "-P", "prefork",
-               "-c", "1", "-Q", queue, "-n", f"{queue}@%h", "--without-gossip",
-               "--without-mingle", "--loglevel=INFO"]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
-    try:
+    with celery_worker(tmp_path, settings, "prefork") as log:
         yield log
-    finally:
-        celery_app.conf.task_default_queue = default_queue
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def big_upload(path) -> str:  # noqa: ANN001

@@ -29,8 +29,8 @@ from django.utils import timezone
 from holdqueue.models import SiteJob
 from holdqueue.services.jobs import schedule_release
 from queuecast.celery import app as celery_app
-from tests.service.test_traces_worker import require_real_services, worker_database_url
 from tests.slurm.conftest import slurm_jobs_tagged
+from tests.worker_support import require_real_services, worker_database_url
 
 pytestmark = [
     pytest.mark.slurm,

@@ -1,0 +1,84 @@
+"""Real Celery workers for the tests marked ``worker`` (CI: Redis + PostgreSQL).
+
+A worker is a subprocess on a private queue, so no other worker on the same Redis takes the
+message, and it is handed the *test* database's name (pytest-django's ``test_<name>``) so it
+sees the rows the (transactional) test commits.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from queuecast.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL_WORKER_MARKS = [
+    pytest.mark.worker,
+    pytest.mark.skipif(
+        os.environ.get("QUEUECAST_WORKER_TESTS") != "1",
+        reason="real-worker test: set QUEUECAST_WORKER_TESTS=1 with "
+        "CELERY_BROKER_URL=redis://... and DATABASE_URL=postgres://... (CI does)",
+    ),
+]
+
+
+def worker_database_url() -> str:
+    """DATABASE_URL with the database name pytest-django created for this session."""
+    url = urlparse(os.environ["DATABASE_URL"])
+    return urlunparse(url._replace(path="/" + connection.settings_dict["NAME"]))
+
+
+def require_real_services() -> None:
+    if connection.vendor != "postgresql":
+        pytest.fail("QUEUECAST_WORKER_TESTS=1 needs DATABASE_URL=postgres://...")
+    if not str(settings.CELERY_BROKER_URL).startswith("redis"):
+        pytest.fail("QUEUECAST_WORKER_TESTS=1 needs CELERY_BROKER_URL=redis://...")
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.fail("CELERY_TASK_ALWAYS_EAGER is on: the task would not reach the worker")
+
+
+@contextmanager
+def celery_worker(
+    tmp_path: Path, test_settings, pool: str, extra: tuple[str, ...] = ()
+) -> Iterator[Path]:
+    """``celery worker -P <pool> -c 1`` on a private queue; yields its log path.
+
+    Tasks sent meanwhile go to that queue; the worker is terminated (then killed) at the end.
+    """
+    require_real_services()
+    queue = f"queuecast-test-{uuid.uuid4().hex[:8]}"
+    default_queue = celery_app.conf.task_default_queue
+    celery_app.conf.task_default_queue = queue
+    test_settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
+    env = {
+        **os.environ,
+        "DATABASE_URL": worker_database_url(),
+        "QUEUECAST_UPLOAD_DIR": test_settings.QUEUECAST_UPLOAD_DIR,
+    }
+    log = tmp_path / "worker.log"
+    command = [sys.executable, "-m", "celery", "-A", "queuecast", "worker", "-P", pool,
+               "-c", "1", "-Q", queue, "-n", f"{queue}@%h", "--without-gossip",
+               "--without-mingle", "--loglevel=INFO", *extra]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+    try:
+        yield log
+    finally:
+        celery_app.conf.task_default_queue = default_queue
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
