@@ -182,6 +182,13 @@ def present(
 
 def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | None:
     """The calibrated interval when the answer carries one, else QBETS's one-sided bound."""
+    if wait.get("interval_low_s") is not None and wait.get("interval_high_s") is not None:
+        return {  # the trace wait API's flat fields
+            "lower_s": wait["interval_low_s"],
+            "upper_s": wait["interval_high_s"],
+            "level": wait.get("confidence", confidence),
+            "kind": "calibrated",
+        }
     block = wait.get("interval")
     if isinstance(block, dict):
         low = block.get("lower_s", block.get("low_s"))

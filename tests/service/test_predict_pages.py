@@ -83,6 +83,7 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
         },
     )
     assert 'id="answer"' in page and "Predicted start" in page and " UTC" in page
+    assert wait["interval_high_s"] is not None and "calibrated on recent errors" in page
     from queuecast.humanize import relative
 
     assert relative(wait["wait_s"]) in page  # the same number as the API, humanised
@@ -222,6 +223,10 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
     assert wait_interval(calibrated, 0.8) == {"lower_s": 60.0, "upper_s": 7800.0, "level": 0.8,
                                               "kind": "calibrated"}  # fmt: skip
     assert wait_interval({"qbets_upper_s": 99.0}, 0.8)["kind"] == "qbets"
+    flat = {"interval_low_s": 0.0, "interval_high_s": 5400.0, "confidence": 0.9,
+            "qbets_upper_s": 99.0}  # fmt: skip
+    assert wait_interval(flat, 0.5) == {"lower_s": 0.0, "upper_s": 5400.0, "level": 0.9,
+                                        "kind": "calibrated"}  # fmt: skip
 
 
 def test_runs_list_follows_a_running_replay_live(browser, trace, alice) -> None:
