@@ -10,7 +10,7 @@ from pyss_adapter.core.engine import ReplayResult
 from pyss_adapter.core.estimates import ESTIMATE_NAMES
 from pyss_adapter.core.jobs import MODES, sim_jobs
 from pyss_adapter.core.replay import SCHEDULERS, replay_jobs
-from pyss_adapter.core.stats import summarise
+from pyss_adapter.core.stats import distributions, summarise
 from pyss_adapter.models import Replay
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Claim, Status, enqueue, execute
@@ -103,5 +103,5 @@ def _replay_claimed(claim: Claim) -> dict[str, Any]:
     settings = ReplaySettings(replay.scheduler, replay.estimates, replay.mode, replay.processors)
     swf = swf_trace_for(replay.trace)
     claim.progress(0.1)
-    _, summary = simulate(swf, settings, lambda f: claim.progress(0.1 + 0.85 * f))
-    return {"result": summary}
+    result, summary = simulate(swf, settings, lambda f: claim.progress(0.1 + 0.85 * f))
+    return {"result": {**summary, **distributions(result)}}

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from pyss_adapter.core.stats import cpu_hour_class, cpu_hour_class_labels
+
 BSLD_BOUND_S = 10.0
-CPU_HOUR_EDGES = (1.0, 10.0, 100.0, 1000.0)
 LOAD_BIN_S = 1800.0
 
 
@@ -41,19 +42,6 @@ class RunOutcome:
     original_runtime_s: np.ndarray
     evaluated: np.ndarray
     machine_procs: int
-
-
-def cpu_hour_class_labels() -> list[str]:
-    edges = CPU_HOUR_EDGES
-    labels = [f"<{edges[0]:g}"]
-    labels += [f"{lo:g}-{hi:g}" for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
-    return [*labels, f">={edges[-1]:g}"]
-
-
-def cpu_hour_class(procs: np.ndarray, runtime_s: np.ndarray) -> np.ndarray:
-    """Class index of each job by ``procs x runtime / 3600`` CPU-hours (edges 1, 10, 100, 1000)."""
-    cpu_h = np.asarray(procs, float) * np.maximum(np.asarray(runtime_s, float), 0.0) / 3600.0
-    return np.searchsorted(np.asarray(CPU_HOUR_EDGES), cpu_h, side="right")
 
 
 def busy_integral(

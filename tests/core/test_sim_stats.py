@@ -9,6 +9,7 @@ from pyss_adapter.core.jobs import sim_jobs_from_arrays
 from pyss_adapter.core.replay import replay_jobs
 from pyss_adapter.core.stats import (
     all_jobs_view,
+    distributions,
     pyss_selection,
     pyss_view,
     summarise,
@@ -120,3 +121,16 @@ def test_a_replay_without_jobs_has_empty_statistics() -> None:
     assert summary["all_jobs"]["mean_wait_s"] is None
     assert summary["pyss"]["n_jobs"] == 0
     assert summary["utilisation_series"]["utilisation"] == []
+
+
+def test_distributions_count_waits_and_average_response_per_cpu_hours_class() -> None:
+    # BACKFILL starts 0, 100, 2, 3: waits 0, 99, 0, 0 s; every job under 1 CPU-hour
+    out = distributions(_result(**BACKFILL))
+    hist = out["wait_histogram"]
+    waits = dict(zip(hist["labels"], hist["values"], strict=True))
+    assert waits["0"] == 3 and waits["< 10 min"] == 1 and sum(waits.values()) == 4
+    response = out["response_by_cpu_hours"]
+    assert response["labels"][0] == "<1" and response["values"][0] == pytest.approx(499 / 4)
+    assert response["values"][1:] == [None] * 4
+    big = _result(submit_s=[0], runtime_s=[7200], estimate_s=[7200], n_procs=[8], machine_procs=8)
+    assert distributions(big)["response_by_cpu_hours"]["values"][2] == pytest.approx(7200)

@@ -49,6 +49,8 @@ def test_post_answers_202_with_the_url_and_the_task_stores_statistics(
     assert body["statistics"]["all_jobs"]["view"] == "all jobs"
     assert body["statistics"]["pyss"]["view"] == "pyss"
     assert body["statistics"]["run"]["machine_procs"] == 64
+    waits = body["statistics"]["wait_histogram"]  # the replay page's wait distribution chart
+    assert sum(waits["values"]) == body["statistics"]["all_jobs"]["n_jobs"]
     assert body["utilisation_series"]["bin_s"] == 1800.0
     assert len(body["utilisation_series"]["utilisation"]) >= 1
 
