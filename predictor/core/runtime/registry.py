@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from predictor.core.runtime.density import DensityRangeSet
 from predictor.core.runtime.li import LiKnnPredictor
 from predictor.core.runtime.peers import BaselineRange, RequestedTime, TsafrirPredictor
 from predictor.core.runtime.quantile import QuantileGBRange
@@ -24,6 +25,7 @@ FACTORIES: dict[str, Callable[[int | None], RuntimeMethod]] = {
     "tsafrir": lambda seed: TsafrirPredictor(),
     "requested": lambda seed: RequestedTime(),
     "quantile": lambda seed: QuantileGBRange(random_state=seed or 0),
+    "density": lambda seed: DensityRangeSet(random_state=seed or 0),
 }
 METHODS = tuple(FACTORIES)
 #: The reference every method's range length is compared with (seed: "relative length").

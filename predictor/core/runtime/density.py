@@ -1,0 +1,191 @@
+"""Density rangeSets as a runtime method (:mod:`.types` contract), registered as ``density``.
+
+"End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs", section
+on runtime prediction (rangeSets, success and coverage). Each target's runtime density
+(:mod:`predictor.core.runtime.combined`) is the mixture
+
+``f = a * boxes(h) + b * boxes(h / req_h * req) + c * lognormal(q10, q50, q90)``
+
+of (a) the seed's ranges around each relevant past runtime ``h`` of the request's tuple
+(falling back to its user, size, then every job; the seed's relevant history), (b) the same
+past jobs' used share of their requested time times the request's requested time, and (c) the
+quantile GBM's answer (:class:`QuantileGBRange`). The rangeSet is ``{r : f(r) >= lam}``
+clipped to ``[1 s, requested time]``, each range weighted by its mass.
+
+Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
+GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
+arrival (history ended before it), and the ``lam`` with the highest success at coverage
+``<= max_coverage`` (coverage: summed length over the baseline ``[min, max]``'s) is kept; the
+smallest coverage when no level reaches that bound.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from predictor.core.runtime.base import Progress, RuntimeEstimator
+from predictor.core.runtime.combined import (
+    MIN_RUNTIME_S,
+    Pieces,
+    _kept_share,
+    lognormal_pieces,
+    mixture,
+    pieces,
+    recency_weights,
+    select,
+)
+from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.params import LEVELS
+from predictor.core.runtime.peers import BaselineRange
+from predictor.core.runtime.quantile import QuantileGBRange
+from predictor.core.runtime.rangeset import RangeSet, relevant_count
+from predictor.core.runtime.targets import RuntimeTargets
+from predictor.core.runtime.types import RuntimePrediction
+
+#: ``log10 lam`` per second tried on the tuning part (results.md, issue 12).
+LOG_LAM_GRID = tuple(np.arange(-3.5, -6.0 - 1e-9, -0.25))
+
+
+class DensityRangeSet(RuntimeEstimator):
+    """Highest-density rangeSets at one level ``lam`` chosen on the tuning part (module doc)."""
+
+    name = "density"
+
+    def __init__(
+        self,
+        *,
+        weights: tuple[float, float, float] = (0.4, 0.2, 0.4),
+        ratio: float = 1.2,
+        decay: float = 1.0,
+        max_coverage: float = 0.25,
+        log_lam_grid: tuple[float, ...] = LOG_LAM_GRID,
+        max_dev: int = 3000,
+        random_state: int = 0,
+    ) -> None:
+        self.weights = weights
+        self.ratio = ratio
+        self.decay = decay
+        self.max_coverage = max_coverage
+        self.log_lam_grid = log_lam_grid
+        self.max_dev = max_dev
+        self.random_state = random_state
+
+    def _learn(self, ctx: RuntimeContext) -> None:
+        self.quantile_ = QuantileGBRange(random_state=self.random_state).fit(ctx)
+        self.lam_, self.dev_ = self._choose_level(ctx)
+
+    def fitted_info(self) -> dict[str, Any]:
+        return {"lam_per_s": self.lam_, **self.dev_}
+
+    def _choose_level(self, ctx: RuntimeContext) -> tuple[float, dict[str, Any]]:
+        """``lam`` with the best dev success at coverage <= ``max_coverage`` (module doc)."""
+        grid = 10.0 ** np.asarray(self.log_lam_grid, dtype=float)
+        half = ctx.n_tune // 2
+        dev = np.arange(half, ctx.n_tune)
+        dev = dev[ctx.run_s[dev] > 0]
+        if dev.size > self.max_dev:
+            dev = dev[np.linspace(0, dev.size - 1, self.max_dev).round().astype(np.int64)]
+        if dev.size == 0:
+            return float(grid[len(grid) // 2]), {"dev_targets": 0}
+        dev_ctx = copy.copy(ctx)  # same arrays; the GBM's tuning part is the first half only
+        dev_ctx.n_tune = half
+        quantile = QuantileGBRange(random_state=self.random_state).fit(dev_ctx)
+        targets = RuntimeTargets.from_rows(dev_ctx, dev)
+        mix = self._mixtures(dev_ctx, targets, quantile)
+        base = BaselineRange().fit(dev_ctx).predict_rows(dev).length_s
+        actual = ctx.run_s[dev]
+        success = np.zeros(grid.size)
+        coverage = np.zeros(grid.size)
+        for g, lam in enumerate(grid):
+            ranges = [self._rangeset(pc, lv, n, lam, req) for pc, lv, n, req in mix]
+            success[g] = np.mean([r.contains(a) for r, a in zip(ranges, actual, strict=True)])
+            coverage[g] = sum(r.length_s for r in ranges) / max(base.sum(), 1e-12)
+        ok = coverage <= self.max_coverage
+        best = (
+            int(np.flatnonzero(ok)[np.argmax(success[ok])]) if ok.any() else int(coverage.argmin())
+        )
+        info = {
+            "dev_targets": int(dev.size),
+            "dev_success": round(float(success[best]), 4),
+            "dev_coverage": round(float(coverage[best]), 4),
+        }
+        return float(grid[best]), info
+
+    def _mixtures(
+        self, ctx: RuntimeContext, targets: RuntimeTargets, quantile: QuantileGBRange
+    ) -> list[tuple[Pieces, str, int, float]]:
+        """Per target: its density pieces, history level, support and requested time."""
+        a, b, c = self.weights
+        gbm = quantile._predict(targets, None).ranges
+        out = []
+        for k in range(len(targets)):
+            req = float(targets.req_time_s[k])
+            t = float(targets.t_s[k])
+            for level in (*LEVELS, "all"):
+                rows = ctx.levels[level].history(int(targets.codes[level][k]), t)[::-1]
+                if rows.size:
+                    break
+            else:
+                out.append((Pieces(np.zeros(1), np.zeros(0)), "none", 0, req))
+                continue
+            runs = ctx.run_s[rows]
+            n = relevant_count(runs, ctx.params.history_start, ctx.params.history_overlap)
+            h = np.maximum(runs[:n], MIN_RUNTIME_S)
+            w = recency_weights(n, self.decay)
+            parts = [(pieces(h, w, self.ratio), a)]
+            req_h = ctx.req_time_s[rows[:n]]
+            if req > 0 and b > 0 and (req_h > 0).any():
+                share = req_h > 0
+                ws = w[share] / w[share].sum()
+                parts.append((pieces(h[share] / req_h[share] * req, ws, self.ratio), b))
+            g = gbm[k]
+            if g.support > 0 and c > 0:
+                q10, q90 = float(g.low_s[0]), float(g.high_s[0])
+                q50 = min(max(float(g.point_s), q10), q90)
+                parts.append((lognormal_pieces(q10, q50, q90, self.ratio), c))
+            out.append((mixture(parts), level, int(n), req))
+        return out
+
+    @staticmethod
+    def _rangeset(pc: Pieces, level: str, support: int, lam: float, req: float) -> RangeSet:
+        """The ranges of ``pc`` at density ``>= lam`` (the densest piece when none reaches it)."""
+        upper = req if req > 0 else None
+        low = high = mass = np.zeros(0)
+        if pc.m.size:
+            low, high, mass = select(pc, min(lam, _top_density(pc, upper)), upper)
+        if level == "none" or mass.sum() <= 0:
+            return RangeSet(
+                np.array([MIN_RUNTIME_S]),
+                np.array([max(req, MIN_RUNTIME_S)]),
+                np.array([1.0]),
+                level=level,
+                support=support,
+            )
+        return RangeSet(low, high, mass / mass.sum(), level=level, support=support)
+
+    def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        mix = self._mixtures(self.history_, targets, self.quantile_)
+        out = []
+        step = max(len(mix) // 200, 1)
+        for k, (pc, level, n, req) in enumerate(mix):
+            out.append(self._rangeset(pc, level, n, self.lam_, req))
+            if progress is not None and k % step == 0:
+                progress(k / len(mix))
+        return RuntimePrediction(out)
+
+
+def _top_density(pc: Pieces, upper_s: float | None) -> float:
+    """The highest density (per second) of ``pc``'s pieces after clipping to the request."""
+    lo, hi, mass = pc.x[:-1], pc.x[1:], pc.m
+    if upper_s is not None:
+        u = max(upper_s, MIN_RUNTIME_S)
+        mass = mass * _kept_share(lo, hi, MIN_RUNTIME_S, u)
+        lo, hi = np.clip(lo, MIN_RUNTIME_S, u), np.clip(hi, MIN_RUNTIME_S, u)
+    dens = np.where(mass > 0, mass / np.maximum(hi - lo, 1e-12), 0.0)
+    return float(dens.max(initial=0.0))
+
+
+__all__ = ["DensityRangeSet"]
