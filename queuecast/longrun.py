@@ -160,11 +160,14 @@ def claim(model: type[LongRun], pk: int) -> Claim | None:
     elsewhere."""
     now, label = timezone.now(), model._meta.label_lower
     token, me = uuid.uuid4().hex, worker_id()
-    if model.objects.filter(pk=pk, status=Status.PENDING).update(
-        status=Status.RUNNING, started_at=now, progress=0.0, error=""
-    ):
-        RunLease.objects.filter(run_label=label, run_id=pk).delete()
-        RunLease.objects.create(run_label=label, run_id=pk, token=token, worker=me)
+    with transaction.atomic():  # the row is never seen running without its lease
+        started_now = model.objects.filter(pk=pk, status=Status.PENDING).update(
+            status=Status.RUNNING, started_at=now, progress=0.0, error=""
+        )
+        if started_now:
+            RunLease.objects.filter(run_label=label, run_id=pk).delete()
+            RunLease.objects.create(run_label=label, run_id=pk, token=token, worker=me)
+    if started_now:
         return _held(model, pk, token, 1)
     started = model.objects.filter(pk=pk, status=Status.RUNNING).values_list("started_at")
     if not started:
