@@ -37,14 +37,7 @@ class DatabaseStore:
 
     def add(self, submission: SimSubmission) -> SimSubmission:
         row = SimulatedSubmission.objects.create(
-            site=self.site,
-            tag=submission.tag,
-            name=submission.name,
-            user=submission.user,
-            procs=submission.procs,
-            time_limit_s=submission.time_limit_s,
-            runtime_s=submission.runtime_s,
-            submit_ts=submission.submit_ts,
+            site=self.site, **{f: getattr(submission, f) for f in _COPIED}
         )
         return _sub(row)
 
@@ -59,17 +52,15 @@ class DatabaseStore:
         )
 
 
+# the fields a submission row and SimSubmission share (the id and cancel time are mapped apart)
+_COPIED = ("tag", "name", "user", "procs", "time_limit_s", "runtime_s", "submit_ts")
+
+
 def _sub(row: SimulatedSubmission) -> SimSubmission:
     return SimSubmission(
         backend_id=f"q{row.pk}",
-        tag=row.tag,
-        name=row.name,
-        user=row.user,
-        procs=row.procs,
-        time_limit_s=row.time_limit_s,
-        runtime_s=row.runtime_s,
-        submit_ts=row.submit_ts,
         cancel_ts=row.cancel_ts,
+        **{f: getattr(row, f) for f in _COPIED},
     )
 
 
