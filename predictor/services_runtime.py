@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from predictor import fanout
+from predictor.core.chunks import ChunkRunner
 from predictor.core.runtime.evaluate import evaluate_runtime
 from predictor.core.runtime.load_functions import LoadFunction
-from predictor.core.runtime.params import RuntimeParams
 from predictor.core.runtime.registry import parse_methods as parse_names
 from predictor.models import EvaluationRun
 from predictor.services_predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
@@ -19,10 +20,10 @@ from predictor.services_predict import (
     bundle_for,
     predict_runtime,  # noqa: F401  (the pages' entry)
 )
+from predictor.sources import load_swf, params_of
 from queuecast.errors import InvalidInput
-from traces.core.swf import SwfTrace, read_swf
+from traces.core.swf import SwfTrace
 from traces.models import Trace
-from traces.services import swf_trace_for
 
 # --- evaluation runs ------------------------------------------------------------------------
 
@@ -36,16 +37,15 @@ def parse_methods(methods: list[str] | str | None) -> list[str]:
         raise InvalidInput(str(exc), field="methods") from exc
 
 
-def params_of(run_params: dict[str, Any]) -> RuntimeParams:
-    """RuntimeParams from a run's ``params`` (only the known keys; the rest keep defaults)."""
-    known = RuntimeParams().as_dict()
-    return RuntimeParams(**{k: v for k, v in run_params.items() if k in known})
-
-
 def evaluate_swf(
-    swf: SwfTrace, methods: list[str], run_params: dict[str, Any], progress: Any = None
+    swf: SwfTrace,
+    methods: list[str],
+    run_params: dict[str, Any],
+    progress: Any = None,
+    runner: ChunkRunner | None = None,
 ) -> dict[str, Any]:
-    """The harness on a parsed trace; returns the full evaluation dict."""
+    """The harness on a parsed trace; returns the full evaluation dict (chunks answered by
+    ``runner`` when given, else in ``run_params["jobs"]`` local processes)."""
     return evaluate_runtime(
         swf.jobs,
         float(swf.machine_procs or 1),
@@ -54,6 +54,7 @@ def evaluate_swf(
         limit=run_params.get("limit"),
         progress=progress,
         n_jobs=run_params.get("jobs", 1),
+        runner=runner,
     )
 
 
@@ -64,8 +65,10 @@ def run_runtime_evaluation(run_id: int, progress: Any = None) -> dict[str, Any]:
     to ``params``.
     """
     run = EvaluationRun.objects.select_related("trace").get(pk=run_id)
-    swf = swf_trace_for(run.trace) if run.trace_id else read_swf(run.swf_path)
-    evaluation = evaluate_swf(swf, run.methods, run.params, progress)
+    runner = fanout.runner_for(run)
+    evaluation = evaluate_swf(load_swf(run), run.methods, run.params, progress, runner)
+    if runner is not None:
+        evaluation["fanout"] = runner.summary()
     store_result(run_id, evaluation)
     return evaluation["methods"]
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from predictor import services_runtime
+from predictor import fanout, services_runtime
+from predictor.core.chunks import ChunkRunner
 from predictor.core.wait.evaluate import Evaluation, evaluate_trace
 from predictor.core.wait.registry import DEFAULT_METHODS, make_methods, parse_methods
 from predictor.models import EvaluationRun
 from predictor.services_predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
 from predictor.services_predict import predict_wait  # noqa: F401  (the pages' entry)
-from pyss_adapter.core.replay import with_simulated_waits
+from predictor.sources import load_swf, with_replayed_waits  # noqa: F401  (the command's)
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Claim, Status, enqueue, execute
-from traces.core.swf import SwfTrace, read_swf
+from traces.core.swf import SwfTrace
 from traces.models import Trace
-from traces.services import swf_trace_for
 
 # --- evaluation runs ------------------------------------------------------------------------
 
@@ -73,22 +73,15 @@ def _evaluate_claimed(claim: Claim) -> None:
         run_wait_evaluation(claim.pk, claim.progress)
 
 
-def load_swf(run: EvaluationRun) -> SwfTrace:
-    swf = swf_trace_for(run.trace) if run.trace_id else read_swf(run.swf_path)
-    return with_replayed_waits(swf) if run.params.get("simulate_waits") else swf
-
-
-def with_replayed_waits(swf: SwfTrace) -> SwfTrace:
-    """The same trace with waits from an EASY replay (for logs that carry none)."""
-    procs = int(swf.machine_procs or 1)
-    jobs = with_simulated_waits(swf.jobs, procs)
-    return SwfTrace(header=swf.header, jobs=jobs, report=swf.report, name=swf.name)
-
-
 def evaluate_swf(
-    swf: SwfTrace, methods: list[str], params: dict[str, Any], progress: Any = None
+    swf: SwfTrace,
+    methods: list[str],
+    params: dict[str, Any],
+    progress: Any = None,
+    runner: ChunkRunner | None = None,
 ) -> Evaluation:
-    """Run the harness on a parsed trace with the run's parameters."""
+    """Run the harness on a parsed trace with the run's parameters (chunks answered by
+    ``runner`` when given, else in ``params["jobs"]`` local processes)."""
     return evaluate_trace(
         swf.jobs,
         int(swf.machine_procs or 1),
@@ -98,10 +91,13 @@ def evaluate_swf(
         seed=params.get("seed", 0),
         progress=progress,
         n_jobs=params.get("jobs", 1),
+        runner=runner,
     )
 
 
-def store_result(run_id: int, evaluation: Evaluation, seconds: float) -> None:
+def store_result(
+    run_id: int, evaluation: Evaluation, seconds: float, extra: dict[str, Any] | None = None
+) -> None:
     """Finish the row: result = per-method dict; selection and timings go to ``params``."""
     run = EvaluationRun.objects.get(pk=run_id)
     params = {
@@ -109,6 +105,7 @@ def store_result(run_id: int, evaluation: Evaluation, seconds: float) -> None:
         "selection": evaluation.selection.as_dict(),
         "state_s": evaluation.state_s,
         "elapsed_s": seconds,
+        **(extra or {}),
     }
     EvaluationRun.finish(run_id, result=evaluation.results, params=params)
 
@@ -117,6 +114,8 @@ def run_wait_evaluation(run_id: int, progress: Any = None) -> dict[str, Any]:
     """The task's work: evaluate the run's trace and store the result on the row."""
     run = EvaluationRun.objects.get(pk=run_id)
     started = time.perf_counter()
-    evaluation = evaluate_swf(load_swf(run), run.methods, run.params, progress)
-    store_result(run_id, evaluation, time.perf_counter() - started)
+    runner = fanout.runner_for(run)
+    evaluation = evaluate_swf(load_swf(run), run.methods, run.params, progress, runner)
+    extra = {"fanout": runner.summary()} if runner is not None else None
+    store_result(run_id, evaluation, time.perf_counter() - started, extra)
     return evaluation.results

@@ -50,9 +50,14 @@ def require_real_services() -> None:
 
 @contextmanager
 def celery_worker(
-    tmp_path: Path, test_settings, pool: str, extra: tuple[str, ...] = ()
+    tmp_path: Path,
+    test_settings,
+    pool: str,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    concurrency: int = 1,
 ) -> Iterator[Path]:
-    """``celery worker -P <pool> -c 1`` on a private queue; yields its log path.
+    """``celery worker -P <pool> -c <concurrency>`` on a private queue; yields its log path.
 
     Tasks sent meanwhile go to that queue; the worker is terminated (then killed) at the end.
     """
@@ -65,10 +70,12 @@ def celery_worker(
         **os.environ,
         "DATABASE_URL": worker_database_url(),
         "QUEUECAST_UPLOAD_DIR": test_settings.QUEUECAST_UPLOAD_DIR,
+        "QUEUECAST_CELERY_QUEUE": queue,  # tasks the worker itself sends stay on its queue
+        **(env or {}),
     }
     log = tmp_path / "worker.log"
     command = [sys.executable, "-m", "celery", "-A", "queuecast", "worker", "-P", pool,
-               "-c", "1", "-Q", queue, "-n", f"{queue}@%h", "--without-gossip",
+               "-c", str(concurrency), "-Q", queue, "-n", f"{queue}@%h", "--without-gossip",
                "--without-mingle", "--loglevel=INFO", *extra]  # fmt: skip
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)

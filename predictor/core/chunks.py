@@ -11,8 +11,8 @@ checks every registered method on a small log).
 Here the chunks run in local worker processes (``jobs`` of them; ``spawn`` processes, each
 unpickling the fitted method once: a forked child of a process that already ran OpenMP code,
 as scikit-learn's gradient boosting does, can hang). With a Celery broker the service layer
-sends the same chunks as a chord of tasks instead; the splitting and merging are these
-functions either way.
+passes a :class:`ChunkRunner` instead (``predictor.fanout``: one Celery task per chunk); the
+splitting and merging are these functions either way.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import multiprocessing as mp
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -83,6 +83,21 @@ def _concat(name: str, items: list[Any]) -> Any:
     raise TypeError(f"cannot merge field {name!r} of type {type(items[0]).__name__}")
 
 
+class ChunkRunner(Protocol):
+    """Answers the chunks of one method somewhere else (another process, another host).
+
+    ``chunk_count(n_rows)`` says how to cut ``n_rows`` targets; ``run(name, method, chunks,
+    progress)`` returns one answer per chunk, in order. ``name`` is the method's registry name
+    (a remote worker fits its own copy by it); ``method`` is the fitted local copy.
+    """
+
+    def chunk_count(self, n_rows: int) -> int: ...
+
+    def run(
+        self, name: str, method: Any, parts: list[np.ndarray], progress: Progress
+    ) -> list[Any]: ...
+
+
 _WORKER: dict[str, Any] = {}
 
 
@@ -105,13 +120,19 @@ def predict_rows(
     jobs: int = 1,
     progress: Progress = None,
     n_chunks: int | None = None,
+    runner: ChunkRunner | None = None,
+    name: str = "",
 ) -> Any:
     """``method.predict_rows(rows)`` answered in ``jobs`` worker processes, merged in order.
 
     ``jobs = 1`` calls the method directly (its own progress bar). The method must be fitted.
-    ``n_chunks`` overrides :func:`chunk_count`.
+    ``n_chunks`` overrides :func:`chunk_count`. A ``runner`` (then ``jobs`` is ignored) answers
+    the chunks instead of local processes; ``name`` is the method's registry name for it.
     """
     rows = np.asarray(rows, dtype=np.int64)
+    if runner is not None and rows.size:
+        parts = split_rows(rows, runner.chunk_count(rows.size))
+        return merge(runner.run(name, method, parts, progress))
     n_chunks = chunk_count(rows.size, jobs) if n_chunks is None else n_chunks
     if jobs == 1:
         n_chunks = 1

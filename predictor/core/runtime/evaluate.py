@@ -42,11 +42,14 @@ def run_method(
     progress: Progress = None,
     seed: int = 0,
     n_jobs: int = 1,
+    runner: chunks.ChunkRunner | None = None,
 ) -> dict:
-    """Fit ``name`` on the context, answer ``rows`` (in ``n_jobs`` worker processes:
-    ``predictor.core.chunks``): success, length, point and what answered."""
+    """Fit ``name`` on the context, answer ``rows`` (in ``n_jobs`` worker processes, or by
+    ``runner``: ``predictor.core.chunks``): success, length, point and what answered."""
     model = make_method(name, seed).fit(ctx)
-    pred = chunks.predict_rows(model, rows, jobs=n_jobs, progress=progress)
+    pred = chunks.predict_rows(
+        model, rows, jobs=n_jobs, progress=progress, runner=runner, name=name
+    )
     return {
         "success": pred.contains(ctx.run_s[rows]),
         "length": pred.length_s,
@@ -67,6 +70,7 @@ def evaluate_runtime(
     limit: int | None = None,
     progress: Progress = None,
     n_jobs: int = 1,
+    runner: chunks.ChunkRunner | None = None,
 ) -> dict[str, Any]:
     """Run ``methods`` on the same targets; returns ``{"methods": {name: metrics}, ...}``.
 
@@ -82,7 +86,7 @@ def evaluate_runtime(
     for i, name in enumerate(order):
         sub = None if progress is None else _sub_progress(progress, i, len(order))
         t0 = time.perf_counter()
-        outputs[name] = run_method(name, ctx, rows, sub, n_jobs=n_jobs)
+        outputs[name] = run_method(name, ctx, rows, sub, n_jobs=n_jobs, runner=runner)
         outputs[name]["seconds"] = time.perf_counter() - t0
     base_len = outputs[REFERENCE]["length"]
     results = {

@@ -101,13 +101,23 @@ def _scaled(progress: Progress, lo: float, hi: float) -> Progress:
 
 
 def run_method(
-    method: WaitMethod, ctx: WaitContext, targets: np.ndarray, progress: Progress, n_jobs: int = 1
+    method: WaitMethod,
+    ctx: WaitContext,
+    targets: np.ndarray,
+    progress: Progress,
+    n_jobs: int = 1,
+    *,
+    name: str = "",
+    runner: chunks.ChunkRunner | None = None,
 ) -> tuple[WaitPrediction, dict[str, float]]:
-    """Fit then predict (in ``n_jobs`` worker processes: ``predictor.core.chunks``), timing both."""
+    """Fit then predict (in ``n_jobs`` worker processes, or by ``runner``:
+    ``predictor.core.chunks``), timing both."""
     t0 = time.perf_counter()
     method.fit(ctx)
     t1 = time.perf_counter()
-    pred = chunks.predict_rows(method, targets, jobs=n_jobs, progress=progress)
+    pred = chunks.predict_rows(
+        method, targets, jobs=n_jobs, progress=progress, runner=runner, name=name
+    )
     t2 = time.perf_counter()
     timing = {
         "fit_s": t1 - t0,
@@ -126,6 +136,7 @@ def evaluate(
     progress: Progress = None,
     n_boot: int = 1000,
     n_jobs: int = 1,
+    runner: chunks.ChunkRunner | None = None,
 ) -> Evaluation:
     """Run every method on ``selection.targets`` and summarise (see module docstring).
 
@@ -140,7 +151,7 @@ def evaluate(
     preds: dict[str, WaitPrediction] = {}
     for k, (name, method) in enumerate(methods.items()):
         part = _scaled(progress, k / len(methods), (k + 1) / len(methods))
-        pred, timing = run_method(method, ctx, targets, part, n_jobs)
+        pred, timing = run_method(method, ctx, targets, part, n_jobs, name=name, runner=runner)
         preds[name] = pred
         results[name] = {
             **wait_metrics.summarise(
@@ -171,10 +182,12 @@ def evaluate_trace(
     state: Any = None,
     progress: Progress = None,
     n_jobs: int = 1,
+    runner: chunks.ChunkRunner | None = None,
 ) -> Evaluation:
     """Select targets, sweep the state, run every method: the command's and the task's entry.
 
-    ``n_jobs`` worker processes answer each method's targets (same results as one).
+    ``n_jobs`` worker processes (or ``runner``'s workers) answer each method's targets (same
+    results as one).
     """
     selection = select_targets(jobs, tune_fraction, limit)
     if selection.targets.size == 0:
@@ -191,7 +204,7 @@ def evaluate_trace(
     )
     out = evaluate(
         ctx, selection, methods, seed=seed, progress=_scaled(progress, STATE_SHARE, 1.0),
-        n_jobs=n_jobs,
+        n_jobs=n_jobs, runner=runner,
     )  # fmt: skip
     out.state_s = state_s
     return out

@@ -1,0 +1,173 @@
+"""Evaluation chunks as tasks (``predictor.fanout``): answers equal one process, chunks
+answered by another worker are gathered, a dead worker's chunk is answered again, a failed
+chunk fails the run naming it. (Real Celery workers: tests/reliability/test_fanout_workers.py.)"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from predictor import fanout, services_runtime, services_wait
+from predictor.models import EvaluationChunk, EvaluationRun
+from queuecast.longrun import Status
+from tests.service.test_evaluate_wait_cmd import write_trace
+from traces.core.swf import read_swf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _forget_fits():
+    fanout._FITTED.clear()
+    yield
+    fanout._FITTED.clear()
+
+
+def wait_run(tmp_path: Path, methods: list[str], limit: int = 240) -> EvaluationRun:
+    swf = write_trace(tmp_path / "t.swf", n=600, seed=3)
+    return services_wait.new_run(
+        kind="wait", swf_path=str(swf), methods=methods, params={"limit": limit, "seed": 0}
+    )
+
+
+def plain(run: EvaluationRun) -> dict:
+    return services_wait.evaluate_swf(read_swf(run.swf_path), run.methods, run.params).results
+
+
+def same(a: dict, b: dict) -> None:
+    for name in a:
+        for key in ("aae_s", "jobs", "correct_share", "scaled_aae"):
+            assert a[name][key] == b[name][key], (name, key)
+        assert a[name]["interval"] == b[name]["interval"], name
+
+
+def test_runner_is_used_only_with_a_broker(tmp_path, settings) -> None:
+    run = wait_run(tmp_path, ["zero"])
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    assert fanout.runner_for(run) is None
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    runner = fanout.runner_for(run)
+    assert runner is not None and runner.run_id == run.pk
+    assert runner.chunk_count(10 * runner.rows_per_chunk + 1) == 11
+    assert runner.chunk_count(10**9) == runner.max_chunks
+
+
+def test_chunks_answered_by_the_orchestrator_equal_one_process(tmp_path) -> None:
+    run = wait_run(tmp_path, ["apq", "qbets", "gbm", "zero"])
+    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=50, send=False)
+    got = services_wait.evaluate_swf(
+        read_swf(run.swf_path), run.methods, run.params, runner=runner
+    ).results
+    same(plain(run), got)
+    assert runner.chunks == 4 * 5  # 240 targets, 50 a chunk, four methods
+    assert sum(runner.workers.values()) == 20
+    assert not EvaluationChunk.objects.exists()  # gathered chunks are deleted
+
+
+def test_chunks_answered_by_another_worker_are_gathered_in_order(tmp_path) -> None:
+    """Half the chunks are answered through the task body (a worker that fits its own copy
+    from the run's row) before the orchestrator gathers: the result is still identical."""
+    run = wait_run(tmp_path, ["apq"])
+    swf = read_swf(run.swf_path)
+    truth = plain(run)
+    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=40, send=False)
+    real_create = runner._create
+
+    def create_then_answer_some(name, parts):
+        ids = real_create(name, parts)
+        for pk in ids[::2]:
+            assert fanout.run_chunk(pk) == "done"
+        return ids
+
+    runner._create = create_then_answer_some
+    got = services_wait.evaluate_swf(swf, run.methods, run.params, runner=runner).results
+    same(truth, got)
+    assert (run.pk, "apq") in fanout._FITTED
+
+
+def test_runtime_chunks_equal_one_process(tmp_path) -> None:
+    swf_path = write_trace(tmp_path / "t.swf", n=600, seed=4)
+    run = services_wait.new_run(
+        kind="runtime", swf_path=str(swf_path), methods=["rangeset", "smith"],
+        params={"limit": 200},
+    )  # fmt: skip
+    swf = read_swf(str(swf_path))
+    truth = services_runtime.evaluate_swf(swf, run.methods, run.params)["methods"]
+    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=45, send=False)
+    real_create = runner._create
+
+    def create_then_answer_first(name, parts):
+        ids = real_create(name, parts)
+        assert fanout.run_chunk(ids[0]) == "done"
+        return ids
+
+    runner._create = create_then_answer_first
+    got = services_runtime.evaluate_swf(swf, run.methods, run.params, runner=runner)["methods"]
+    for name in truth:
+        for key in ("success_rate", "coverage", "jobs"):
+            assert truth[name][key] == got[name][key], (name, key)
+
+
+def test_a_chunk_whose_worker_was_lost_is_answered_again(tmp_path) -> None:
+    run = wait_run(tmp_path, ["zero"], limit=100)
+    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=50, send=False)
+    real_create = runner._create
+
+    def create_then_lose_one(name, parts):
+        ids = real_create(name, parts)
+        EvaluationChunk.objects.filter(pk=ids[1]).update(
+            status=Status.FAILED, error="worker host:1:2 lost: its process is gone"
+        )
+        return ids
+
+    runner._create = create_then_lose_one
+    got = services_wait.evaluate_swf(
+        read_swf(run.swf_path), run.methods, run.params, runner=runner
+    ).results
+    assert got["zero"]["jobs"] == 100
+
+
+def test_a_failed_chunk_fails_the_run_naming_the_chunk(tmp_path) -> None:
+    run = wait_run(tmp_path, ["zero"], limit=100)
+    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=50, send=False)
+    real_create = runner._create
+
+    def create_then_break_one(name, parts):
+        ids = real_create(name, parts)
+        EvaluationChunk.objects.filter(pk=ids[1]).update(
+            status=Status.FAILED, error="MemoryError: out of memory"
+        )
+        return ids
+
+    runner._create = create_then_break_one
+    with pytest.raises(fanout.ChunkFailed, match=r"chunk 1 of zero \(targets 50-99\).*Memory"):
+        services_wait.evaluate_swf(read_swf(run.swf_path), run.methods, run.params, runner=runner)
+    assert not EvaluationChunk.objects.exists()
+
+
+def test_a_worker_whose_targets_differ_fails_the_chunk_saying_so(tmp_path) -> None:
+    run = wait_run(tmp_path, ["zero"], limit=100)
+    chunk = EvaluationChunk.objects.create(
+        run=run, method="zero", index=0, lo=0, hi=10, first_row=1, last_row=2
+    )
+    assert fanout.run_chunk(chunk.pk) == "failed"
+    chunk.refresh_from_db()
+    assert "targets differ from the run's" in chunk.error
+    assert fanout.run_chunk(chunk.pk) == "skipped"  # not pending any more
+
+
+def test_the_stored_answer_is_the_methods_prediction(tmp_path) -> None:
+    run = wait_run(tmp_path, ["median"], limit=60)
+    method, targets = fanout.fitted(run.pk, "median")
+    chunk = EvaluationChunk.objects.create(
+        run=run, method="median", index=0, lo=10, hi=30,
+        first_row=int(targets[10]), last_row=int(targets[29]),
+    )  # fmt: skip
+    assert fanout.run_chunk(chunk.pk) == "done"
+    chunk.refresh_from_db()
+    stored = pickle.loads(bytes(chunk.answer))
+    np.testing.assert_array_equal(stored.wait_s, method.predict_rows(targets[10:30]).wait_s)
+    assert chunk.worker and chunk.seconds >= 0
