@@ -5,23 +5,25 @@ Resource Management Framework for Supercomputer Jobs", Sections IV-A and IV-B).
 
 Candidates are predicted as tentative arrivals on the same snapshot; for the delay, the
 running jobs' ends are predicted (start + the point of their runtime rangeSet, capped by
-their time limit), the future time ``t`` is found, the jobs predicted to have ended by
-``t`` are taken out of the snapshot and every candidate is predicted again arriving at ``t``.
+their time limit), the future time ``t`` is found, the snapshot is advanced to ``t`` by EASY
+with the predicted runtimes (``holdqueue.core.future``: the queued jobs take the processors
+the ended ones free) and every candidate is predicted again arriving at ``t``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from holdqueue.core.delay import decide_delay, future_time
+from holdqueue.core.future import advance
 from holdqueue.services import predict as site_predict
 from jobmolding.core.candidates import candidate_sizes
 from jobmolding.core.choice import MoldingDecision, choose_size
 from predictor.core.state.request import JobRequest, RequestBatch
-from predictor.core.state.snapshot import ActiveJobs, Snapshot
+from predictor.core.state.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,15 @@ def predicted_ends(site, snapshot: Snapshot) -> np.ndarray:  # noqa: ANN001
     return np.where(ends > snapshot.time_s, ends, np.maximum(overdue_end, snapshot.time_s + 1.0))
 
 
-def without_ended(snapshot: Snapshot, ended: np.ndarray) -> Snapshot:
-    """The snapshot with the running jobs in ``ended`` (a mask) gone."""
-    keep = ~ended
-    running = snapshot.running
-    kept = ActiveJobs(running.requests.take(keep), running.start_s[keep], running.used_procs[keep])
-    return replace(snapshot, running=kept)
+def at_future(site, snapshot: Snapshot, ends: np.ndarray, t: float) -> Snapshot:  # noqa: ANN001
+    """The snapshot at ``t``: EASY forward with the running jobs' predicted ``ends`` and the
+    queued jobs' predicted runtimes (points of their rangeSets)."""
+    waiting = snapshot.waiting
+    runs = np.zeros(0)
+    if len(waiting):
+        pred = site_predict.predict_requests_for_site(site, snapshot, waiting.requests)
+        runs = np.array([r.point_s for r in pred.runtimes], dtype=float)
+    return advance(snapshot, t, ends, runs)
 
 
 def decide(
@@ -95,7 +100,7 @@ def decide(
     t = future_time(snapshot.time_s, ends)
     later = now_choice
     if t is not None:
-        later = mold(site, without_ended(snapshot, ends <= t), request.at(t), sizes)
+        later = mold(site, at_future(site, snapshot, ends, t), request.at(t), sizes)
     verdict = decide_delay(
         snapshot.time_s,
         t,

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
 from holdqueue.core.backends.base import BackendUnavailable
 from holdqueue.models import SimulatedSubmission, SiteJob
 from holdqueue.services import backends as bk
+from holdqueue.services import predict as site_predict
 from holdqueue.services.sweep import release_due
 from tests.service.test_sites_support import (
     FakePredictor,
@@ -331,3 +333,22 @@ def test_release_of_a_job_that_is_not_held_is_a_conflict(site, alice, monkeypatc
     sent = post_job(client, site, mold=False, allow_delay=False).data
     response = client.post(f"/api/sites/{site.pk}/jobs/{sent['id']}/release/")
     assert response.status_code == 409 and "only a held job" in response.data["detail"]
+
+
+def test_the_future_candidates_see_the_site_advanced_to_their_arrival(site, alice, monkeypatch):
+    """The delay's second look predicts on the snapshot moved to t (``holdqueue.core.future``),
+    not on now's queue beside a machine whose ended jobs were only taken out."""
+    seen = []
+    fake = FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0)
+
+    def recording(site_, snapshot, batch):  # noqa: ANN001, ANN202
+        seen.append((snapshot.time_s, snapshot.known_at_s, batch.submit_s.copy()))
+        return fake(site_, snapshot, batch)
+
+    monkeypatch.setattr(site_predict, "predict_requests_for_site", recording)
+    job = post_job(api_for(alice), site).data
+    assert job["state"] == "held"
+    future = [(t, known, submit) for t, known, submit in seen if (submit > known + 1e-6).all()]
+    assert future, seen
+    for t, known, submit in future:
+        assert t > known and np.allclose(submit, t)

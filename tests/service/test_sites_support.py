@@ -70,7 +70,7 @@ class FakePredictor:
 
     def __call__(self, site, snapshot, batch) -> FakeAnswers:  # noqa: ANN001
         self.calls += 1
-        future = batch.submit_s > snapshot.time_s + 1e-6
+        future = batch.submit_s > snapshot.known_at_s + 1e-6  # asked at a future time
         base = np.where(future, self.future_wait_s, self.now_wait_s)
         wait = base + self.wait_per_proc * batch.procs
         one = RangeSet(np.array([self.runtime_s]), np.array([self.runtime_s]), np.array([1.0]))

@@ -1,0 +1,83 @@
+"""The site's state at a future time ``t``: the snapshot advanced by EASY, no new arrivals.
+
+The delay decision predicts a job's response as if it arrived at ``t`` (seed 002, Section
+IV-B: ``t`` is a predicted completion of a running job). The seed only takes the jobs predicted
+to have ended by ``t`` out of the state. On a live site that leaves the queue as it is now
+beside a machine that has just emptied: a state that never occurs (the queued jobs would have
+taken those processors), and for which a wait predictor answers almost nothing (a site's
+13-hour wait now became a 3-minute one 99 s later). Here the snapshot is moved forward the way
+the scheduler would move it: the running jobs end at their predicted ends, the queued jobs
+start in EASY-backfilling order (the replay engine: ``pyss_adapter.core.engine.Engine
+.from_state``) with their requested times as the scheduler's estimates and their predicted
+runtimes as what they run, and at ``t`` the jobs that started and have not ended are running,
+the rest still wait. Nothing new is known at ``t`` (``known_at_s`` and the history stay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import numpy as np
+
+from predictor.core.state.request import RequestBatch
+from predictor.core.state.snapshot import ActiveJobs, Snapshot
+from pyss_adapter.core.easy import EasyScheduler
+from pyss_adapter.core.engine import Engine
+from pyss_adapter.core.jobs import SimJobs
+
+
+def advance(
+    snapshot: Snapshot, t: float, running_end_s: np.ndarray, waiting_run_s: np.ndarray
+) -> Snapshot:
+    """``snapshot`` at ``t`` (>= its time) under EASY with the given predictions.
+
+    running_end_s : (r,) predicted end of each running job (site seconds, after ``time_s``).
+    waiting_run_s : (w,) predicted runtime of each waiting job, seconds (> 0).
+    """
+    now = float(snapshot.time_s)
+    if t < now:
+        raise ValueError(f"t ({t}) is before the snapshot's time ({now})")
+    run, wait = snapshot.running, snapshot.waiting
+    n_run, n_wait = len(run), len(wait)
+    if n_wait == 0:
+        ended = np.asarray(running_end_s, float) <= t
+        return replace(snapshot, time_s=float(t), running=_take(run, ~ended))
+    left = np.maximum(np.asarray(running_end_s, float) - now, 1.0)
+    limit = wait.requests.req_time_s
+    predicted = np.maximum(np.asarray(waiting_run_s, float), 1.0)
+    runtime = np.where(limit > 0, np.minimum(predicted, limit), predicted)
+    estimate = np.where(limit > 0, limit, runtime)
+    procs = np.concatenate([run.used_procs, wait.requests.procs]).astype(np.int64)
+    procs = np.clip(procs, 1, snapshot.machine_procs)
+    size = n_run + n_wait
+    jobs = SimJobs(
+        job_id=np.arange(size), submit_s=np.full(size, now),
+        runtime_s=np.concatenate([left, runtime]), estimate_s=np.concatenate([left, estimate]),
+        n_procs=procs, user_id=np.zeros(size, np.int64),
+        machine_procs=int(snapshot.machine_procs), mode="forward",
+    )  # fmt: skip
+    start = Engine.from_state(jobs, EasyScheduler(), now, n_run).run().start_s
+    end = start + jobs.runtime_s
+    run_keep = end[:n_run] > t
+    w_start, w_end = start[n_run:], end[n_run:]
+    started = (w_start <= t) & (w_end > t)
+    waiting = w_start > t
+    new_running = ActiveJobs(
+        _concat(run.requests.take(run_keep), wait.requests.take(started)),
+        np.concatenate([run.start_s[run_keep], w_start[started]]),
+        np.concatenate([run.used_procs[run_keep], wait.requests.procs[started]]),
+    )
+    return replace(snapshot, time_s=float(t), running=new_running, waiting=_take(wait, waiting))
+
+
+def _take(jobs: ActiveJobs, keep: np.ndarray) -> ActiveJobs:
+    return ActiveJobs(jobs.requests.take(keep), jobs.start_s[keep], jobs.used_procs[keep])
+
+
+def _concat(a: RequestBatch, b: RequestBatch) -> RequestBatch:
+    return RequestBatch(
+        **{
+            name: np.concatenate([getattr(a, name), getattr(b, name)])
+            for name in (f.name for f in fields(RequestBatch))
+        }
+    )
