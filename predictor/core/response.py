@@ -4,15 +4,15 @@ predictions are added to obtain a rangeSet of predicted response times").
 
 A wait given as a point shifts every runtime range; a wait given as ranges is added range by
 range (``[w_lo + r_lo, w_hi + r_hi]`` with probability ``p_w x p_r``, the two assumed
-independent), then overlapping sums are merged with the same stack rule as runtime ranges
-and the set is capped like a runtime rangeSet.
+independent), then overlapping sums are merged with the same stack rule as runtime ranges,
+the set is capped like a runtime rangeSet and made disjoint the same way.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from predictor.core.runtime.rangeset import RangeSet, cap_ranges, merge_ranges
+from predictor.core.runtime.rangeset import RangeSet, cap_ranges, make_disjoint, merge_ranges
 
 
 def wait_rangeset(wait_s: float, upper_s: float | None = None) -> RangeSet:
@@ -40,4 +40,5 @@ def response_rangeset(
     m_low, m_high, group = merge_ranges(low, high, merge_overlap)
     m_prob = np.bincount(group, weights=prob, minlength=m_low.size)
     m_low, m_high, m_prob = cap_ranges(m_low, m_high, m_prob, max_ranges)
+    m_low, m_high, m_prob = make_disjoint(m_low, m_high, m_prob)
     return RangeSet(m_low, m_high, m_prob, level=runtime.level, support=runtime.support)

@@ -202,3 +202,33 @@ def test_response_time_of_wait_ranges_multiplies_probabilities_and_merges() -> N
     np.testing.assert_allclose(
         np.c_[resp.low_s, resp.high_s, resp.probability], [[10, 26, 0.75], [1010, 1020, 0.25]]
     )
+
+
+def test_make_disjoint_cuts_partial_overlaps_at_their_midpoint() -> None:
+    from predictor.core.runtime.rangeset import make_disjoint
+
+    # [0,100] and [90,200] overlap by 10 (under half of either): cut at 95; [300,310] apart;
+    # [305,308] inside [300,310] gives it its probability.
+    low, high, prob = make_disjoint(
+        np.array([90.0, 0.0, 300.0, 305.0]),
+        np.array([200.0, 100.0, 310.0, 308.0]),
+        np.array([0.3, 0.4, 0.2, 0.1]),
+    )
+    np.testing.assert_allclose(low, [0.0, 95.0, 300.0])
+    np.testing.assert_allclose(high, [95.0, 200.0, 310.0])
+    np.testing.assert_allclose(prob, [0.4, 0.3, 0.3])
+
+
+def test_rangesets_built_by_the_seed_method_are_disjoint() -> None:
+    from predictor.core.runtime.params import RuntimeParams
+    from predictor.core.runtime.rangeset import build_rangeset
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        hist = rng.lognormal(6, 1.5, size=int(rng.integers(2, 40)))
+        rs = build_rangeset(
+            hist, np.zeros(hist.size), hist, 0.0, float(rng.choice([0, 1e5])),
+            (np.zeros(0), np.zeros(0)), RuntimeParams(),
+        )  # fmt: skip
+        assert np.all(rs.low_s[1:] >= rs.high_s[:-1])
+        assert rs.probability.sum() == pytest.approx(1.0)

@@ -188,6 +188,30 @@ def clip_ranges(
     return m_lo, m_hi, np.bincount(group, weights=prob, minlength=m_lo.size)
 
 
+def make_disjoint(
+    low: np.ndarray, high: np.ndarray, prob: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Disjoint ranges: the partial overlaps the seed's merge keeps (under ``merge_overlap``)
+    are cut at their midpoint, each side keeping its probability; a range lying inside the one
+    before gives it its probability. The union, and so success, is unchanged; the summed
+    length (coverage) no longer counts an overlap twice. Ranges may touch at one point."""
+    if low.size < 2:
+        return low, high, prob
+    order = np.lexsort((high, low))
+    out: list[list[float]] = []
+    for lo, hi, p in zip(
+        low[order].tolist(), high[order].tolist(), prob[order].tolist(), strict=True
+    ):
+        if out and lo < out[-1][1]:
+            if hi <= out[-1][1]:
+                out[-1][2] += p
+                continue
+            lo = out[-1][1] = (lo + out[-1][1]) / 2.0
+        out.append([lo, hi, p])
+    cols = np.array(out, dtype=float).T
+    return cols[0], cols[1], cols[2]
+
+
 def build_rangeset(
     hist_runtimes: np.ndarray,
     hist_loads: np.ndarray,
@@ -217,4 +241,5 @@ def build_rangeset(
     low, high, prob = clip_ranges(
         low, high, prob, requested_s, params.min_runtime_s, params.merge_overlap
     )
+    low, high, prob = make_disjoint(low, high, prob)
     return RangeSet(low, high, prob, level=level, support=int(np.size(hist_runtimes)))
