@@ -53,6 +53,8 @@ class Command(BaseCommand):
                     description="Synthetic Lublin-Feitelson workload, waits from an EASY replay",
                     progress=bar,
                 )
+        # the temporary file is gone: say what the trace is, not where it was written
+        type(stored).objects.filter(pk=stored.pk).update(source=f"generated:{DEMO_TRACE}")
         self.stdout.write(
             f"demo trace {stored.name!r}: {stored.job_count} jobs, "
             f"{stored.span_days:.1f} days, {stored.machine_procs} processors"
