@@ -109,7 +109,7 @@ class CeleryChunks:
                 hi=int(bounds[k + 1]),
                 first_row=int(p[0]),
                 last_row=int(p[-1]),
-            )  # fmt: skip
+            )
             for k, p in enumerate(parts)
         ]
         return [c.pk for c in EvaluationChunk.objects.bulk_create(rows)]
@@ -127,6 +127,8 @@ class CeleryChunks:
                     "pk", "status", "error"
                 )
             }
+            if len(state) < len(ids):  # another delivery of the run took it over
+                raise ChunkFailed(f"{len(ids) - len(state)} chunk rows of this run are gone")
             done = [pk for pk in ids if state[pk][0] == Status.DONE]
             if progress is not None:
                 progress(sum(size[pk] for pk in done) / total)  # also checks the time limit
