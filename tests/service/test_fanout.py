@@ -44,6 +44,21 @@ def same(a: dict, b: dict) -> None:
         assert a[name]["interval"] == b[name]["interval"], name
 
 
+def runner_with(run_id: int, rows: int, after_create) -> fanout.CeleryChunks:  # noqa: ANN001
+    """A runner that answers every chunk itself, calling ``after_create(ids)`` once the chunk
+    rows exist (to act as another worker, or to break one)."""
+    runner = fanout.CeleryChunks(run_id, rows_per_chunk=rows, send=False)
+    create = runner._create
+
+    def create_then(name, parts):  # noqa: ANN001, ANN202
+        ids = create(name, parts)
+        after_create(ids)
+        return ids
+
+    runner._create = create_then
+    return runner
+
+
 def test_runner_is_used_only_with_a_broker(tmp_path, settings) -> None:
     run = wait_run(tmp_path, ["zero"])
     settings.CELERY_TASK_ALWAYS_EAGER = True
@@ -73,16 +88,12 @@ def test_chunks_answered_by_another_worker_are_gathered_in_order(tmp_path) -> No
     run = wait_run(tmp_path, ["apq"])
     swf = read_swf(run.swf_path)
     truth = plain(run)
-    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=40, send=False)
-    real_create = runner._create
 
-    def create_then_answer_some(name, parts):
-        ids = real_create(name, parts)
+    def answer_some(ids):  # noqa: ANN001, ANN202
         for pk in ids[::2]:
             assert fanout.run_chunk(pk) == "done"
-        return ids
 
-    runner._create = create_then_answer_some
+    runner = runner_with(run.pk, 40, answer_some)
     got = services_wait.evaluate_swf(swf, run.methods, run.params, runner=runner).results
     same(truth, got)
     assert (run.pk, "apq") in fanout._FITTED
@@ -96,34 +107,25 @@ def test_runtime_chunks_equal_one_process(tmp_path) -> None:
     )  # fmt: skip
     swf = read_swf(str(swf_path))
     truth = services_runtime.evaluate_swf(swf, run.methods, run.params)["methods"]
-    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=45, send=False)
-    real_create = runner._create
 
-    def create_then_answer_first(name, parts):
-        ids = real_create(name, parts)
+    def answer_first(ids):  # noqa: ANN001, ANN202
         assert fanout.run_chunk(ids[0]) == "done"
-        return ids
 
-    runner._create = create_then_answer_first
+    runner = runner_with(run.pk, 45, answer_first)
     got = services_runtime.evaluate_swf(swf, run.methods, run.params, runner=runner)["methods"]
     for name in truth:
         for key in ("success_rate", "coverage", "jobs"):
             assert truth[name][key] == got[name][key], (name, key)
 
 
+def fail_chunk(pk: int, error: str) -> None:
+    EvaluationChunk.objects.filter(pk=pk).update(status=Status.FAILED, error=error)
+
+
 def test_a_chunk_whose_worker_was_lost_is_answered_again(tmp_path) -> None:
     run = wait_run(tmp_path, ["zero"], limit=100)
-    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=50, send=False)
-    real_create = runner._create
-
-    def create_then_lose_one(name, parts):
-        ids = real_create(name, parts)
-        EvaluationChunk.objects.filter(pk=ids[1]).update(
-            status=Status.FAILED, error="worker host:1:2 lost: its process is gone"
-        )
-        return ids
-
-    runner._create = create_then_lose_one
+    lost = "worker host:1:2 lost: its process is gone"
+    runner = runner_with(run.pk, 50, lambda ids: fail_chunk(ids[1], lost))
     got = services_wait.evaluate_swf(
         read_swf(run.swf_path), run.methods, run.params, runner=runner
     ).results
@@ -132,17 +134,7 @@ def test_a_chunk_whose_worker_was_lost_is_answered_again(tmp_path) -> None:
 
 def test_a_failed_chunk_fails_the_run_naming_the_chunk(tmp_path) -> None:
     run = wait_run(tmp_path, ["zero"], limit=100)
-    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=50, send=False)
-    real_create = runner._create
-
-    def create_then_break_one(name, parts):
-        ids = real_create(name, parts)
-        EvaluationChunk.objects.filter(pk=ids[1]).update(
-            status=Status.FAILED, error="MemoryError: out of memory"
-        )
-        return ids
-
-    runner._create = create_then_break_one
+    runner = runner_with(run.pk, 50, lambda ids: fail_chunk(ids[1], "MemoryError: out of memory"))
     with pytest.raises(fanout.ChunkFailed, match=r"chunk 1 of zero \(targets 50-99\).*Memory"):
         services_wait.evaluate_swf(read_swf(run.swf_path), run.methods, run.params, runner=runner)
     assert not EvaluationChunk.objects.exists()
