@@ -143,8 +143,10 @@ class CeleryChunks:
                 next_takeover = time.monotonic() + float(settings.QUEUECAST_RUN_HEARTBEAT_S)
             if not any(_answer_here(pk, method, rows[pk]) for pk in pending):
                 time.sleep(self.poll_s)
-        answers = dict(EvaluationChunk.objects.filter(pk__in=ids).values_list("pk", "answer"))
-        for worker in EvaluationChunk.objects.filter(pk__in=ids).values_list("worker", flat=True):
+        done_rows = EvaluationChunk.objects.filter(pk__in=ids).values_list("pk", "answer", "worker")
+        answers = {}
+        for pk, answer, worker in done_rows:
+            answers[pk] = answer
             self.workers[worker] = self.workers.get(worker, 0) + 1
         return [pickle.loads(bytes(answers[pk])) for pk in ids]
 

@@ -15,11 +15,10 @@ the rest still wait. Nothing new is known at ``t`` (``known_at_s`` and the histo
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 
-from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import ActiveJobs, Snapshot
 from pyss_adapter.core.easy import EasyScheduler
 from pyss_adapter.core.engine import Engine
@@ -41,7 +40,7 @@ def advance(
     n_run, n_wait = len(run), len(wait)
     if n_wait == 0:
         ended = np.asarray(running_end_s, float) <= t
-        return replace(snapshot, time_s=float(t), running=_take(run, ~ended))
+        return replace(snapshot, time_s=float(t), running=run.take(~ended))
     left = np.maximum(np.asarray(running_end_s, float) - now, 1.0)
     limit = wait.requests.req_time_s
     predicted = np.maximum(np.asarray(waiting_run_s, float), 1.0)
@@ -63,21 +62,8 @@ def advance(
     started = (w_start <= t) & (w_end > t)
     waiting = w_start > t
     new_running = ActiveJobs(
-        _concat(run.requests.take(run_keep), wait.requests.take(started)),
+        run.requests.take(run_keep).concat(wait.requests.take(started)),
         np.concatenate([run.start_s[run_keep], w_start[started]]),
         np.concatenate([run.used_procs[run_keep], wait.requests.procs[started]]),
     )
-    return replace(snapshot, time_s=float(t), running=new_running, waiting=_take(wait, waiting))
-
-
-def _take(jobs: ActiveJobs, keep: np.ndarray) -> ActiveJobs:
-    return ActiveJobs(jobs.requests.take(keep), jobs.start_s[keep], jobs.used_procs[keep])
-
-
-def _concat(a: RequestBatch, b: RequestBatch) -> RequestBatch:
-    return RequestBatch(
-        **{
-            name: np.concatenate([getattr(a, name), getattr(b, name)])
-            for name in (f.name for f in fields(RequestBatch))
-        }
-    )
+    return replace(snapshot, time_s=float(t), running=new_running, waiting=wait.take(waiting))

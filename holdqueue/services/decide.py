@@ -56,30 +56,26 @@ def mold(site, snapshot: Snapshot, request: JobRequest, sizes: np.ndarray) -> Mo
     return choose_size(request.procs, sizes, pred.wait_s, pred.runtimes)
 
 
-def predicted_ends(site, snapshot: Snapshot) -> np.ndarray:  # noqa: ANN001
+def runtime_points(site, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """Point runtimes (rangeSet points) of the running and of the waiting jobs, one call."""
+    running, waiting = snapshot.running, snapshot.waiting
+    if len(running) + len(waiting) == 0:
+        return np.zeros(0), np.zeros(0)
+    batch = running.requests.concat(waiting.requests)
+    pred = site_predict.predict_requests_for_site(site, snapshot, batch)
+    point = np.array([r.point_s for r in pred.runtimes], dtype=float)
+    return point[: len(running)], point[len(running) :]
+
+
+def predicted_ends(snapshot: Snapshot, point: np.ndarray) -> np.ndarray:
     """Predicted end (site seconds) of each running job: start + min(point, time limit)."""
     running = snapshot.running
-    if len(running) == 0:
-        return np.zeros(0)
-    pred = site_predict.predict_requests_for_site(site, snapshot, running.requests)
-    point = np.array([r.point_s for r in pred.runtimes], dtype=float)
     limit = running.requests.req_time_s
     run = np.where(limit > 0, np.minimum(point, limit), point)
     ends = running.start_s + run
     # A job already past its prediction is expected at its limit (or in a second).
     overdue_end = np.where(limit > 0, running.start_s + limit, snapshot.time_s + 1.0)
     return np.where(ends > snapshot.time_s, ends, np.maximum(overdue_end, snapshot.time_s + 1.0))
-
-
-def at_future(site, snapshot: Snapshot, ends: np.ndarray, t: float) -> Snapshot:  # noqa: ANN001
-    """The snapshot at ``t``: EASY forward with the running jobs' predicted ``ends`` and the
-    queued jobs' predicted runtimes (points of their rangeSets)."""
-    waiting = snapshot.waiting
-    runs = np.zeros(0)
-    if len(waiting):
-        pred = site_predict.predict_requests_for_site(site, snapshot, waiting.requests)
-        runs = np.array([r.point_s for r in pred.runtimes], dtype=float)
-    return advance(snapshot, t, ends, runs)
 
 
 def decide(
@@ -96,11 +92,12 @@ def decide(
     record: dict[str, Any] = {"molding": now_choice.as_dict(), "delay": None}
     if not allow_delay:
         return JobDecision(now_choice.chosen_procs, snapshot.time_s, False, record)
-    ends = predicted_ends(site, snapshot)
+    running_run, waiting_run = runtime_points(site, snapshot)
+    ends = predicted_ends(snapshot, running_run)
     t = future_time(snapshot.time_s, ends)
     later = now_choice
-    if t is not None:
-        later = mold(site, at_future(site, snapshot, ends, t), request.at(t), sizes)
+    if t is not None:  # the site at t: EASY forward with those runtimes (holdqueue.core.future)
+        later = mold(site, advance(snapshot, t, ends, waiting_run), request.at(t), sizes)
     verdict = decide_delay(
         snapshot.time_s,
         t,

@@ -108,6 +108,15 @@ class RequestBatch:
         """The requests at ``index`` (positions or a boolean mask), as a new batch."""
         return RequestBatch(**{n: getattr(self, n)[index] for n in (*_INT_FIELDS, *_FLOAT_FIELDS)})
 
+    def concat(self, other: RequestBatch) -> RequestBatch:
+        """This batch followed by ``other``."""
+        return RequestBatch(
+            **{
+                n: np.concatenate([getattr(self, n), getattr(other, n)])
+                for n in (*_INT_FIELDS, *_FLOAT_FIELDS)
+            }
+        )
+
     def request(self, k: int) -> JobRequest:
         ints = {n: int(getattr(self, n)[k]) for n in _INT_FIELDS}
         return JobRequest(**ints, **{n: float(getattr(self, n)[k]) for n in _FLOAT_FIELDS})

@@ -45,6 +45,10 @@ class ActiveJobs:
     def __len__(self) -> int:
         return len(self.requests)
 
+    def take(self, keep: np.ndarray) -> ActiveJobs:
+        """The jobs at ``keep`` (positions or a boolean mask)."""
+        return ActiveJobs(self.requests.take(keep), self.start_s[keep], self.used_procs[keep])
+
     def elapsed_s(self, at_s: float) -> np.ndarray:
         """How long each job has run at ``at_s`` (0 while waiting)."""
         return np.where(np.isfinite(self.start_s), np.maximum(at_s - self.start_s, 0.0), 0.0)
