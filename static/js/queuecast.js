@@ -28,6 +28,69 @@
 
   function percent(v) { return Math.round(v * 100) + "%"; }
 
+  /* Round durations for axis ticks and bounds: 1 s ... 30 s, 1 min ... 30 min, 1 h, 2 h,
+     3 h, 6 h, 12 h, 1 d, 2 d, 1 w, 2 w, 30 d, 90 d, 180 d, 1 y. */
+  var ROUND_S = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200,
+                 10800, 21600, 43200, 86400, 172800, 604800, 1209600, 2592000, 7776000,
+                 15552000, 31536000];
+  /* Log axes: the coarsest list of marks that puts at least 3 ticks on the axis. */
+  var LOG_MARKS = [
+    [1, 10, 60, 600, 3600, 86400, 604800, 2592000, 31536000],
+    [1, 10, 60, 600, 3600, 21600, 86400, 604800, 2592000, 31536000],
+    [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 604800,
+     2592000, 7776000, 31536000],
+    ROUND_S
+  ];
+
+  function linearStep(span, most) {
+    for (var k = 0; k < ROUND_S.length; k++) {
+      if (span / ROUND_S[k] <= most) return ROUND_S[k];
+    }
+    var year = ROUND_S[ROUND_S.length - 1];
+    return year * Math.ceil(span / year / most);
+  }
+
+  function logTicks(lo, hi) {
+    var inside = [];
+    for (var level = 0; level < LOG_MARKS.length; level++) {
+      inside = LOG_MARKS[level].filter(function (v) { return v >= lo && v <= hi; });
+      if (inside.length >= 3) break;
+    }
+    return inside;
+  }
+
+  function tickRoom(scale) {
+    var length = scale.isHorizontal() ? scale.width : scale.height;
+    return Math.max(3, Math.floor(length / (scale.isHorizontal() ? 75 : 32)));
+  }
+
+  /* A duration axis (linear or logarithmic) with round bounds and round ticks: 1 h, 2 h,
+     1 d, never "1 h 7 min". Chart.js calls these hooks after reading the data's range. */
+  function roundDurationAxis(axis) {
+    axis.afterDataLimits = function (scale) {
+      var lo = Math.max(scale.min, 0), hi = Math.max(scale.max, lo + 1);
+      if (scale.type === "logarithmic") {
+        lo = Math.max(lo, 1);
+        scale.min = ROUND_S.filter(function (v) { return v <= lo; }).pop() || 1;
+        scale.max = ROUND_S.filter(function (v) { return v >= hi; })[0] || hi;
+        return;
+      }
+      var step = linearStep(hi - lo, tickRoom(scale));
+      scale.qcStep = step;
+      scale.min = axis.beginAtZero === false ? Math.floor(lo / step) * step : 0;
+      scale.max = Math.ceil(hi / step) * step;
+    };
+    axis.afterBuildTicks = function (scale) {
+      var values = [];
+      if (scale.type === "logarithmic") {
+        values = logTicks(scale.min, scale.max);
+      } else {
+        for (var v = scale.min; v <= scale.max + 1e-9; v += scale.qcStep) values.push(v);
+      }
+      scale.ticks = values.map(function (v) { return { value: v }; });
+    };
+  }
+
   function axisCallbacks(spec) {
     var qc = spec.qc || {};
     var scales = (spec.options = spec.options || {}).scales = spec.options.scales || {};
@@ -35,6 +98,7 @@
       scales[axis] = scales[axis] || {};
       scales[axis].ticks = scales[axis].ticks || {};
       scales[axis].ticks.callback = function (value) { return duration(value); };
+      roundDurationAxis(scales[axis]);
     });
     (qc.percentAxes || []).forEach(function (axis) {
       scales[axis] = scales[axis] || {};
@@ -44,15 +108,20 @@
     if (qc.tooltip === "duration" || qc.tooltip === "percent") {
       var fmt = qc.tooltip === "duration" ? duration : percent;
       spec.options.plugins = spec.options.plugins || {};
-      spec.options.plugins.tooltip = {
-        callbacks: {
-          label: function (ctx) {
-            var y = ctx.parsed.y;
-            var f = (ctx.dataset.qcFormat === "percent") ? percent : fmt;
-            return (ctx.dataset.label ? ctx.dataset.label + ": " : "") + f(y);
-          }
+      var callbacks = {
+        label: function (ctx) {
+          if (ctx.dataset.qcMarker !== undefined) return ctx.dataset.label;
+          var y = ctx.parsed.y;
+          var f = (ctx.dataset.qcFormat === "percent") ? percent : fmt;
+          return (ctx.dataset.label ? ctx.dataset.label + ": " : "") + f(y);
         }
       };
+      if (qc.tooltipX === "duration") {
+        callbacks.title = function (items) {
+          return items.length ? "at " + duration(items[0].parsed.x) : "";
+        };
+      }
+      spec.options.plugins.tooltip = { callbacks: callbacks };
     }
   }
 
