@@ -52,7 +52,7 @@ def chart_spec(page: str, script_id: str) -> dict:
 
 def words(page: str) -> str:
     """The page's text without tags (terms are links inside sentences)."""
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", page))
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).replace(" ,", ",").replace(" .", ".")
 
 
 def ask(browser: Client, trace, **changes):  # noqa: ANN001, ANN003, ANN201
@@ -228,7 +228,10 @@ def test_evaluation_page_shows_interval_coverage_when_the_run_has_it(browser, tr
     run = EvaluationRun.objects.create(kind="wait", trace=trace, owner=alice, status=Status.DONE,
                                        result=result)  # fmt: skip
     page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
-    assert "Coverage at 80%" in page and "81.2%" in page and "2 h 10 min" in page
+    assert "Coverage at 80%" in words(page) and "81.2%" in page and "2 h 10 min" in page
+    why = words(page.split('id="coverage-why"')[1].split("</div>")[0])
+    assert "here 81.2% at 80%; 90.0% at 90% over 5 test jobs" in why
+    assert 'href="/glossary/#interval-coverage"' in page
 
 
 def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
