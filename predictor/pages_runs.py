@@ -53,7 +53,11 @@ def runs(request: HttpRequest) -> HttpResponse:
         "molding": molding_context(request.user),
         "next_urls": {
             k: reverse(name, args=[0]).replace("/0/", "/{id}/")
-            for k, name in (("evaluation", "evaluation-page"), ("replay", "replay-page"))
+            for k, name in (
+                ("evaluation", "evaluation-page"),
+                ("replay", "replay-page"),
+                ("molding", "molding-page"),
+            )
         },
         "schedulers": list(SCHEDULERS),
         "estimate_names": ESTIMATE_NAMES,

@@ -26,6 +26,31 @@
   }
   window.qcDuration = duration;
 
+  /* "2h 30min", "1:30", "90 min", "45" (seconds) -> seconds; the same rule as
+     queuecast/humanize.py parse_duration, so every form takes times in one style. */
+  var PARSE_UNITS = { s: 1, sec: 1, secs: 1, second: 1, seconds: 1, m: 60, min: 60, mins: 60,
+    minute: 60, minutes: 60, h: 3600, hr: 3600, hrs: 3600, hour: 3600, hours: 3600,
+    d: 86400, day: 86400, days: 86400 };
+  function parseDuration(text) {
+    var raw = String(text).trim().toLowerCase();
+    if (/^\d+(\.\d+)?$/.test(raw)) return Number(raw);
+    if (/^\d+(:\d{1,2}){1,2}$/.test(raw)) {
+      var pieces = raw.split(":"), total = 0;
+      pieces.forEach(function (p) { total = total * 60 + Number(p); });
+      return total * (pieces.length === 2 ? 60 : 1);
+    }
+    var part = /(\d+(?:\.\d+)?)\s*([a-z]+)/g, sum = 0, found = false, m;
+    while ((m = part.exec(raw)) !== null) {
+      if (!(m[2] in PARSE_UNITS)) { found = false; break; }
+      sum += Number(m[1]) * PARSE_UNITS[m[2]];
+      found = true;
+    }
+    if (found && raw.replace(/(\d+(?:\.\d+)?)\s*([a-z]+)/g, "").trim() === "") return sum;
+    throw new Error("'" + text + "' is not a duration: write seconds (3600), h:mm (1:30), " +
+                    "h:mm:ss or '2h 30min'");
+  }
+  window.qcParseDuration = parseDuration;
+
   function percent(v) { return Math.round(v * 100) + "%"; }
 
   /* Round durations for axis ticks and bounds: 1 s ... 30 s, 1 min ... 30 min, 1 h, 2 h,
@@ -197,9 +222,31 @@
       }
       if (el.type === "checkbox") { body[key] = el.checked; return; }
       if (el.value === "") return;
+      var seconds = el.getAttribute("data-seconds-field");
+      if (seconds) {  /* "2h" typed, the API's seconds sent */
+        try {
+          body[seconds] = Math.round(parseDuration(el.value));
+        } catch (err) {
+          throw new Error(labelOf(form, key) + ": " + err.message);
+        }
+        return;
+      }
       body[key] = el.type === "number" ? Number(el.value) : el.value;
     });
     return body;
+  }
+
+  /* The form field behind an API field name (a seconds field typed as "2h" included). */
+  function fieldOf(form, apiName) {
+    if (!form) return null;
+    return form.querySelector("[data-seconds-field='" + apiName + "']") ||
+      form.querySelector("[name='" + apiName + "']");
+  }
+
+  function labelOf(form, apiName) {
+    var el = fieldOf(form, apiName);
+    var label = el && el.id ? form.querySelector("label[for='" + el.id + "']") : null;
+    return label ? label.textContent.trim() : apiName;
   }
 
   /* A form that starts a long run through the API (202 + the row); while the POST is in
@@ -230,7 +277,15 @@
           .then(function () { if (!done) window.setTimeout(watch, 700); });
       }
       window.setTimeout(watch, 400);
-      var body = formJson(form);
+      var body;
+      try {
+        body = formJson(form);
+      } catch (err) {
+        done = true;
+        showProgress(box, "failed", 0, err.message);
+        if (button) button.disabled = false;
+        return;
+      }
       var apiUrl = form.getAttribute("data-api-url").replace(/\{(\w+)\}/g, function (_, name) {
         var value = body[name];
         delete body[name];
@@ -247,7 +302,7 @@
       }).then(function (answer) {
         done = true;
         if (!answer.ok) {
-          showProgress(box, "failed", 0, messageOf(answer.body));
+          showProgress(box, "failed", 0, messageOf(answer.body, form));
           if (button) button.disabled = false;
           return;
         }
@@ -261,12 +316,19 @@
     });
   }
 
-  function messageOf(body) {
+  /* An API error in the form's words: the field's label, and for a time typed as "2h" the
+     numbers of the message as durations ("at most 7 d", not "604800"). */
+  function messageOf(body, form) {
     if (!body) return "request failed";
     if (body.detail) return body.detail;
     return Object.keys(body).map(function (k) {
       var v = body[k];
-      return k + ": " + (Array.isArray(v) ? v.join(" ") : (typeof v === "object" ? JSON.stringify(v) : v));
+      var text = Array.isArray(v) ? v.join(" ") : (typeof v === "object" ? JSON.stringify(v) : String(v));
+      var el = fieldOf(form, k);
+      if (el && el.getAttribute("data-seconds-field") === k) {
+        text = text.replace(/\d+(\.\d+)?(e[+-]?\d+)?/gi, function (n) { return duration(Number(n)); });
+      }
+      return (el ? labelOf(form, k) : k) + ": " + text;
     }).join("; ");
   }
 
