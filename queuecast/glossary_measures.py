@@ -57,7 +57,7 @@ TERMS = (
         """
         The share of jobs whose wait prediction was off by no more than the allowed error,
         which grows with the predicted wait: 1 h for predictions up to 6 h, 3 h up to 12 h,
-        6 h up to 24 h, 12 h up to 48 h, and 1 day beyond.
+        6 h up to 1 d, 12 h up to 2 d, and 1 d beyond.
         """,
         WAITS,
         "predictor/core/wait/metrics.py",

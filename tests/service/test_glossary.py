@@ -96,7 +96,7 @@ def test_wait_measures_use_the_metrics_constants() -> None:
     assert hours[2] == "1 h" and f"1 h for predictions up to {bounds[2]}" in correct
     for width, bound in zip(hours[3:-1], bounds[3:], strict=True):
         assert f"{width} up to {bound}" in correct
-    assert "1 day beyond" in correct
+    assert f"{hours[-1]} beyond" in correct
 
 
 def test_interval_explanation_uses_the_calibrations_settings() -> None:
@@ -121,3 +121,19 @@ def test_the_newcomer_grid_is_the_one_described() -> None:
     assert NEWCOMER_GRID == "range"
     assert grid_sizes(16, 128, NEWCOMER_GRID).tolist() == [4, 8, 16, 32, 64]
     assert "powers of two within 4 times the asked size" in text("candidates")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url", "other"), [("/api/docs/", "/api/redoc/"), ("/api/redoc/", "/api/docs/")]
+)
+def test_api_docs_pages_lead_back_to_the_app(url: str, other: str) -> None:
+    from tests.service.traces_support import make_user
+
+    client = Client()
+    client.force_login(make_user("reader"))
+    page = client.get(url)
+    assert page.status_code == 200
+    back = page.content.decode().split('class="qc-back"')[1].split("</nav>")[0]
+    assert 'href="/">← Queuecast</a>' in back
+    assert 'href="/predict/"' in back and 'href="/glossary/"' in back and f'href="{other}"' in back
