@@ -68,3 +68,9 @@ def method_term(name: str, kind: str) -> str:
     (the bare name when the glossary has none: a test keeps every registered method in it)."""
     found = glossary.for_method(kind, str(name))
     return _term_link(found, str(name)) if found else conditional_escape(name)
+
+
+@register.filter
+def words(key: str) -> str:
+    """``{{ "missing_run_time"|words }}`` -> ``"Missing run time"``: a JSON key as words."""
+    return str(key).replace("_", " ").strip().capitalize()
