@@ -47,9 +47,16 @@ def molding_sentence(molding: dict[str, Any] | None, asked: int, mold: bool) -> 
     if chosen_procs == asked:
         return f"{tried}, the {asked} you asked for scores best: {predicted}."
     against = f", against {duration(own['response_s'])} at the {asked} you asked for" if own else ""
+    why = ""
+    if own and chosen["response_s"] > own["response_s"]:
+        why = (
+            " The score judges the whole predicted spread of the response (here "
+            f"{chosen.get('n_ranges', '?')} ranges against {own.get('n_ranges', '?')}), not "
+            "only its middle, so a longer but narrower answer can win."
+        )
     return (
         f"{tried}, {chosen_procs} processors scores best: {predicted}{against}; so it runs on "
-        f"{chosen_procs} processors."
+        f"{chosen_procs} processors.{why}"
     )
 
 

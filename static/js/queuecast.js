@@ -67,8 +67,18 @@
     ROUND_S
   ];
 
-  function linearStep(span, most) {
+  var UNIT_S = [31536000, 86400, 3600, 60, 1];
+
+  /* The tick step: a round duration that is a whole number of the largest unit the axis
+     reaches (ticks "1 d, 2 d", never "1 d 12 h") when that still gives two steps or more. */
+  function linearStep(lo, hi, most) {
+    var span = hi - lo, unit = 1;
+    for (var u = 0; u < UNIT_S.length; u++) { if (hi >= UNIT_S[u]) { unit = UNIT_S[u]; break; } }
     for (var k = 0; k < ROUND_S.length; k++) {
+      var step = ROUND_S[k];
+      if (step % unit === 0 && span / step <= most && span / step >= 2) return step;
+    }
+    for (k = 0; k < ROUND_S.length; k++) {
       if (span / ROUND_S[k] <= most) return ROUND_S[k];
     }
     var year = ROUND_S[ROUND_S.length - 1];
@@ -100,7 +110,7 @@
         scale.max = ROUND_S.filter(function (v) { return v >= hi; })[0] || hi;
         return;
       }
-      var step = linearStep(hi - lo, tickRoom(scale));
+      var step = linearStep(axis.beginAtZero === false ? lo : 0, hi, tickRoom(scale));
       scale.qcStep = step;
       scale.min = axis.beginAtZero === false ? Math.floor(lo / step) * step : 0;
       scale.max = Math.ceil(hi / step) * step;

@@ -69,6 +69,13 @@ def test_molding_sentences_name_the_sizes_tried_and_the_choice() -> None:
         "0 s + runtime 30 min = response 30 min, against 2 h 10 min at the 16 you asked for; so "
         "it runs on 4 processors."
     )
+    pair = [{**cand(16, 0.0, 122.0), "n_ranges": 15}, {**cand(64, 0.0, 386.0), "n_ranges": 7}]
+    slower = {"chosen_procs": 64, "candidates": pair}
+    assert molding_sentence(slower, 16, True).endswith(
+        "so it runs on 64 processors. The score judges the whole predicted spread of the "
+        "response (here 7 ranges against 15), not only its middle, so a longer but narrower "
+        "answer can win."
+    )
     kept = {**molded, "chosen_procs": 16}
     assert molding_sentence(kept, 16, True).startswith(
         "Of the 2 sizes tried (4 and 16 processors), the 16 you asked for scores best"
