@@ -11,6 +11,7 @@ submitted now".
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any
 
 from queuecast.humanize import duration, percent
@@ -100,8 +101,8 @@ def delay_sentence(
         )
     saving = 1.0 - total_s / now_s if now_s > 0 else 0.0
     verb = "it is held until" if held else "it was held until"
-    return (
-        f"Holding it {duration(wait_s)} saves {percent(saving)} of its {duration(now_s)} "
+    return (  # floored: 99.5% is not "100%"
+        f"Holding it {duration(wait_s)} saves {math.floor(100 * saving)}% of its {duration(now_s)} "
         f"response ({held_math}), more than the {rule} the rule asks for, so {verb} {when}."
     )
 

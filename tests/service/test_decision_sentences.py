@@ -39,6 +39,8 @@ def test_a_held_job_says_what_it_saves_and_until_when() -> None:
         "until 2026-12-01 18:30:00 UTC."
     )
     assert "so it was held until" in delay_sentence(held, None, True, release, False)
+    almost = {**held, "delayed_response_s": 100.0}  # saves 99.8%: not "100%"
+    assert "saves 99% of its" in delay_sentence(almost, None, True, release, True)
 
 
 def test_no_future_no_delay_allowed_and_a_follower() -> None:
