@@ -93,15 +93,6 @@ def tried_view(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
     return {"summaries": summaries, "table": table}
 
 
-def cpu_hours_words(label: str) -> str:
-    """The report's class labels ("<1", "1-10", ">=1000") in words with the unit."""
-    if label.startswith(">="):
-        return f"{label[2:].strip()} CPU-h or more"
-    if label.startswith("<"):
-        return f"under {label[1:].strip()} CPU-h"
-    return label.replace("-", "–") + " CPU-h"
-
-
 def class_charts(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
     """Mean response and mean wait per CPU-hours class, one bar per strategy."""
     first = result[names[0]].get("by_cpu_hours") if names else None
@@ -112,7 +103,7 @@ def class_charts(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
     def series(key: str) -> dict[str, list]:
         return {n: [result[n]["by_cpu_hours"].get(c, {}).get(key) for c in classes] for n in names}
 
-    words = [cpu_hours_words(c) for c in classes]
+    words = [labels.cpu_hours_words(c) for c in classes]
     return {
         "response": charts.bar(
             words,

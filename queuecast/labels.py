@@ -153,3 +153,12 @@ def param_rows(params: Mapping[str, Any] | None, prefix: str = "") -> list[dict[
         text = "–" if value is None and key != "downey_a" else fmt(value)
         rows.append({"label": prefix + label, "value": text, "term": term})
     return rows
+
+
+def cpu_hours_words(label: str) -> str:
+    """The simulator's CPU-hours class labels ("<1", "1-10", ">=1000") in words with the unit."""
+    if label.startswith(">="):
+        return f"{label[2:].strip()} CPU-h or more"
+    if label.startswith("<"):
+        return f"under {label[1:].strip()} CPU-h"
+    return label.replace("-", "–") + " CPU-h"

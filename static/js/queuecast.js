@@ -70,13 +70,13 @@
   var UNIT_S = [31536000, 86400, 3600, 60, 1];
 
   /* The tick step: a round duration that is a whole number of the largest unit the axis
-     reaches (ticks "1 d, 2 d", never "1 d 12 h") when that still gives two steps or more. */
+     reaches (ticks "1 d, 2 d", never "1 d 12 h") when that fits; else the finest that fits. */
   function linearStep(lo, hi, most) {
     var span = hi - lo, unit = 1;
     for (var u = 0; u < UNIT_S.length; u++) { if (hi >= UNIT_S[u]) { unit = UNIT_S[u]; break; } }
     for (var k = 0; k < ROUND_S.length; k++) {
       var step = ROUND_S[k];
-      if (step % unit === 0 && span / step <= most && span / step >= 2) return step;
+      if (step % unit === 0 && span / step <= most && span / step >= 1) return step;
     }
     for (k = 0; k < ROUND_S.length; k++) {
       if (span / ROUND_S[k] <= most) return ROUND_S[k];

@@ -53,3 +53,16 @@ def test_the_runtime_evaluation_page_shows_no_dict_literal(browser, trace, alice
     table = words(page.split('id="run-params"')[1].split("</table>")[0])
     assert "{" not in table and "Load history window 7 d" in table
     assert "Machine size 128 processors" in table and "Tuning part 20% of the jobs" in table
+
+
+def test_cpu_hours_classes_read_with_their_unit() -> None:
+    from pyss_adapter.core.stats import cpu_hour_class_labels
+    from queuecast.labels import cpu_hours_words
+
+    assert [cpu_hours_words(c) for c in cpu_hour_class_labels()] == [
+        "under 1 CPU-h",
+        "1–10 CPU-h",
+        "10–100 CPU-h",
+        "100–1000 CPU-h",
+        "1000 CPU-h or more",
+    ]
