@@ -136,10 +136,11 @@ TERMS = (
 
         How close to the level: after n jobs whose outcome is known, the coverage differs
         from it by the correction's total move divided by 0.002 × n. Over a whole log's test
-        part (tens of thousands of jobs) that is a tenth of a point or less, so every method
-        shows 80.0%; over 1,000 test jobs it can be a few points, most often below the level
-        while the correction catches up with long waits that are not known yet. The first
-        jobs, before 30 errors are known, get [0, ∞) and count as covered (“uncalibrated”).
+        part (tens of thousands of jobs) that is about a tenth of a point: every method shows
+        80.0% (79.9-80.1%) at 80% on the shared logs. Over 1,000 test jobs it can be a few
+        points, most often below the level while the correction catches up with long waits
+        that are not known yet. The first jobs, before 30 errors are known, get [0, ∞) and
+        count as covered (“uncalibrated”).
         """,
         WAITS,
         "predictor/core/wait/intervals.py",
