@@ -76,7 +76,8 @@
     for (var u = 0; u < UNIT_S.length; u++) { if (hi >= UNIT_S[u]) { unit = UNIT_S[u]; break; } }
     for (var k = 0; k < ROUND_S.length; k++) {
       var step = ROUND_S[k];
-      if (step % unit === 0 && span / step <= most && span / step >= 1) return step;
+      var steps = Math.ceil(hi / step) - Math.floor(lo / step);
+      if (step % unit === 0 && span / step <= most && steps >= 2) return step;
     }
     for (k = 0; k < ROUND_S.length; k++) {
       if (span / ROUND_S[k] <= most) return ROUND_S[k];
@@ -102,6 +103,7 @@
   /* A duration axis (linear or logarithmic) with round bounds and round ticks: 1 h, 2 h,
      1 d, never "1 h 7 min". Chart.js calls these hooks after reading the data's range. */
   function roundDurationAxis(axis) {
+    axis.bounds = "data";  /* keep the round ends set below (Chart.js's "ticks" would not) */
     axis.afterDataLimits = function (scale) {
       var lo = Math.max(scale.min, 0), hi = Math.max(scale.max, lo + 1);
       if (scale.type === "logarithmic") {

@@ -114,6 +114,11 @@ def test_a_time_that_is_not_a_duration_is_refused_in_the_forms_words(page, monke
     assert "/sites/" in page.current_url and "/jobs/" not in page.current_url
 
 
+def css_duration(page: Any, seconds: float) -> str:
+    """The page's own duration words for ``seconds`` (static/js/queuecast.js)."""
+    return page.execute_script("return window.qcDuration(arguments[0]);", seconds)
+
+
 def predict(page: Any, trace: Any) -> None:
     query = f"trace={trace.pk}&procs=8&time_limit=1h&user_id=2&confidence=0.9"
     page.get(f"{page.base_url}/predict/?{query}")
@@ -136,6 +141,7 @@ def test_the_runtime_chart_has_a_time_axis_with_round_ticks(page, tmp_path) -> N
     lows, highs = [p["x"] for p in axis["boxes"][0::4]], [p["x"] for p in axis["boxes"][2::4]]
     assert any(lo <= axis["median"] <= hi for lo, hi in zip(lows, highs, strict=True))
     assert axis["left"] <= axis["pixel"] <= axis["right"]  # the median is drawn where it is
+    assert ROUND_TICK.match(css_duration(page, axis["max"]))  # the axis ends on a round time
     median_text = css(page, "#card-finish .sub").text.split("median runtime")[1].strip()
     assert median_text in css(page, "#ranges-table tr.chosen").get_attribute("title")
     shoot(page, "16-runtime-chart")
