@@ -338,7 +338,9 @@
       var text = Array.isArray(v) ? v.join(" ") : (typeof v === "object" ? JSON.stringify(v) : String(v));
       var el = fieldOf(form, k);
       if (el && el.getAttribute("data-seconds-field") === k) {
-        text = text.replace(/\d+(\.\d+)?(e[+-]?\d+)?/gi, function (n) { return duration(Number(n)); });
+        text = text.replace(/(\d+(?:\.\d+)?(?:e[+-]?\d+)?)(\s*s\b)?/gi, function (_, n) {
+          return duration(Number(n));
+        });
       }
       return (el ? labelOf(form, k) : k) + ": " + text;
     }).join("; ");

@@ -112,6 +112,15 @@ def test_a_time_that_is_not_a_duration_is_refused_in_the_forms_words(page, monke
     message = until(page, lambda d: css(d, "#submit-progress [data-error]").text)
     assert message.startswith("Time limit: 'soon' is not a duration")
     assert "/sites/" in page.current_url and "/jobs/" not in page.current_url
+    css(page, "#sj-time").clear()
+    css(page, "#sj-time").send_keys("400d")  # beyond the API's bound: said in durations
+    css(page, "#submit-job").click()
+    bound = until(
+        page, lambda d: "at most" in (t := css(d, "#submit-progress [data-error]").text) and t
+    )
+    assert bound == "Time limit: at most 30 d", bound
+    page.get(page.base_url + "/glossary/")  # the refused POST is this test's point, not an error
+    page.get_log("browser")
 
 
 def css_duration(page: Any, seconds: float) -> str:
