@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queuecast.glossary import Term
+from queuecast.glossary_term import Term
 
 WAIT = "Queue-wait methods"
 RUNTIME = "Runtime methods"

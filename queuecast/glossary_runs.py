@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from queuecast.glossary import Term
+from queuecast.glossary_term import Term
 
 SIM = "Simulator and replays"
 MOLD = "Molding and delayed submission"
