@@ -109,16 +109,19 @@ LABELS: dict[str, tuple[str, Fmt, str]] = {
     "threshold": ("Hold only when it saves more than", share("of the response"), "delay-threshold"),
     "merge_fraction": ("Running jobs' ends merged within", share("of the time to the first"), ""),
     "sigma": ("Variance of parallelism σ (downey)", plain, "downey-model"),
-    "downey_a": (
-        "Average parallelism A (downey)",
-        lambda v: "the size asked for" if v is None else plain(v),
-        "downey-model",
-    ),  # fmt: skip
+    "downey_a": ("Average parallelism A (downey)", plain, "downey-model"),
     "trace": ("Trace", plain, "trace"),
     "warmup_jobs": ("Warm-up jobs (submitted unchanged)", count("jobs"), "tuning-part"),
     "max_limit_s": ("Machine's time limit", duration, ""),
     "predictor": ("Predictions by", plain, ""),
     "scheduler": ("Scheduler", plain, "easy"),
+}
+
+
+#: What a setting left unset means (else an en dash).
+UNSET = {
+    "downey_a": "the size asked for",
+    "max_limit_s": "none given: the largest time limit asked so far",
 }
 
 
@@ -150,7 +153,7 @@ def param_rows(params: Mapping[str, Any] | None, prefix: str = "") -> list[dict[
         if isinstance(value, Mapping):
             rows += param_rows(value, prefix=f"{prefix}{label}: ")
             continue
-        text = "–" if value is None and key != "downey_a" else fmt(value)
+        text = UNSET.get(key, "–") if value is None else fmt(value)
         rows.append({"label": prefix + label, "value": text, "term": term})
     return rows
 

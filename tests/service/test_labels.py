@@ -19,6 +19,7 @@ def test_values_carry_their_units() -> None:
     rows = as_dict(param_rows({
         "tune_fraction": 0.2, "limit": 1000, "machine_procs": 128.0, "elapsed_s": 7800.0,
         "simulate_waits": False, "threshold": 0.3, "grid": "none", "downey_a": None,
+        "max_limit_s": None, "sigma": None,
     }))  # fmt: skip
     assert rows == {
         "Tuning part": "20% of the jobs",
@@ -29,6 +30,8 @@ def test_values_carry_their_units() -> None:
         "Hold only when it saves more than": "30% of the response",
         "Sizes tried for a user without history": "only the size asked for (the seed's rule)",
         "Average parallelism A (downey)": "the size asked for",
+        "Machine's time limit": "none given: the largest time limit asked so far",
+        "Variance of parallelism σ (downey)": "–",
     }
 
 
