@@ -21,8 +21,9 @@ TERMS = (
         jobs, as summaries or as histograms), and predicts from the nearest ones.
 
         When the nearest jobs form a tight cluster, a standard-deviation minimiser answers;
-        otherwise a regression, or a weighted median of the k nearest waits (which of the
-        two, and k, are chosen on the tuning part). With too little history it answers the
+        otherwise either a regression (a weighted average of the k nearest waits where the
+        regression is unusable) or a weighted median of the k nearest waits: which of the
+        two, and k, are chosen on the tuning part. With too little history it answers the
         median wait. The answer names the inner predictor that answered (see "APQ
         predictor").
         """,

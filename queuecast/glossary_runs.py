@@ -137,7 +137,8 @@ TERMS = (
         """
         Jobs grouped by their work, processors × runtime in hours, at 1, 10, 100 and 1,000
         CPU-hours. Molding runs classify each job by its original request (the log's size and
-        runtime), so a job stays in the same class under every strategy.
+        runtime), so a job stays in the same class under every strategy; a replay's page
+        classifies the jobs as they ran.
         """,
         SIM,
         "pyss_adapter/core/stats.py",
