@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path
 
 from jobmolding.models import MoldingRun
-from queuecast import charts
+from queuecast import charts, labels
 from queuecast.longrun import Status
 
 FIGURES = (
@@ -74,9 +74,23 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     plots = result.get("plot_data") or {}
     return {
         "rows": rows,
-        "params": result.get("params") or {},
+        "params": labels.param_rows(result.get("params") or {}),
+        "grid": (result.get("params") or {}).get("grid", "none"),
+        "tried": tried_view(result, names),
         "charts": {**class_charts(result, names), **plot_charts(plots)},
     }
+
+
+def tried_view(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The sizes each strategy tried (``jobmolding.core.tried``): a line per strategy and one
+    table, a row per size, a column per strategy."""
+    summaries = {n: result[n]["candidates"] for n in names if result[n].get("candidates")}
+    for s in summaries.values():
+        s["only_original_share"] = s["only_original"] / s["decisions"] if s["decisions"] else None
+    sizes = sorted({row["procs"] for s in summaries.values() for row in s["sizes"]})
+    counts = {n: {r["procs"]: r["decisions"] for r in s["sizes"]} for n, s in summaries.items()}
+    table = [{"procs": p, "counts": [counts[n].get(p, 0) for n in summaries]} for p in sizes]
+    return {"summaries": summaries, "table": table}
 
 
 def class_charts(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
@@ -84,23 +98,24 @@ def class_charts(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
     first = result[names[0]].get("by_cpu_hours") if names else None
     if not first:
         return {}
-    labels = list(first)
+    classes = list(first)
 
     def series(key: str) -> dict[str, list]:
-        return {n: [result[n]["by_cpu_hours"].get(c, {}).get(key) for c in labels] for n in names}
+        return {n: [result[n]["by_cpu_hours"].get(c, {}).get(key) for c in classes] for n in names}
 
+    words = [labels.cpu_hours_words(c) for c in classes]
     return {
         "response": charts.bar(
-            labels,
+            words,
             series("mean_response_s"),
-            x_title="CPU-hours class",
+            x_title="CPU-hours class (processors × runtime)",
             y_title="mean response",
             y_format="duration",
         ),
         "wait": charts.bar(
-            labels,
+            words,
             series("mean_wait_s"),
-            x_title="CPU-hours class",
+            x_title="CPU-hours class (processors × runtime)",
             y_title="mean wait",
             y_format="duration",
         ),
@@ -125,12 +140,12 @@ def plot_charts(plots: dict[str, Any]) -> dict[str, Any]:
     sizes = plots.get("sizes") or {}
     if sizes.get("edges"):
         edges = sizes["edges"]
-        labels = [f"{lo}–{2 * lo - 1}" if lo > 1 else "1" for lo in edges]
+        bins = [f"{lo}–{2 * lo - 1}" if lo > 1 else "1" for lo in edges]
         series = {
             "requested": sizes["original"],
             **{f"as run ({k})": v for k, v in (sizes.get("as_run") or {}).items()},
         }
-        out["sizes"] = charts.bar(labels, series, x_title="processors", y_title="jobs")
+        out["sizes"] = charts.bar(bins, series, x_title="processors", y_title="jobs")
     return out
 
 

@@ -14,6 +14,7 @@ from jobmolding.core.metrics import plot_data
 from jobmolding.core.policy import STRATEGIES, MoldingParams
 from jobmolding.core.replay_predictor import SimStatePredictor
 from jobmolding.core.runtime_models import RUNTIME_MODELS
+from jobmolding.core.tried import candidates_tried
 from jobmolding.models import MoldingRun
 from jobmolding.plots import PLOTS, plot_png
 from queuecast.errors import ConflictError, InvalidInput, NotFoundError
@@ -84,6 +85,9 @@ def evaluate_swf(
         "scheduler": "easy, requested times as estimates",
     }
     out = report(runs, settings.params(), extra)
+    for name, run in runs.items():  # which sizes "choose the size" had to choose from
+        if run.decisions:
+            out[name]["candidates"] = candidates_tried(run.decisions)
     out["plot_data"] = plot_data({name: run.outcome for name, run in runs.items()})
     return out
 

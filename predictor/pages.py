@@ -7,6 +7,8 @@ the answers into dates, humanised durations and a chart.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 from django import forms
@@ -17,10 +19,10 @@ from django.templatetags.static import static
 from django.urls import path
 
 from holdqueue.models import Site
-from predictor import pages_runs, pages_site, services_runtime, services_wait
+from predictor import pages_rangeset, pages_runs, pages_site, services_runtime, services_wait
 from predictor.models import EvaluationRun
 from predictor.serializers_wait import WaitQuerySerializer
-from queuecast import charts, humanize
+from queuecast import humanize
 from queuecast.errors import QueuecastError
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -98,14 +100,14 @@ def answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
         return site_answer_for(form, user)
     trace: Trace = form.cleaned_data["trace"]
     at_days = form.cleaned_data.get("at_days")
+    if at_days is not None and at_days > span_days(trace):
+        form.add_error("at_days", at_days_error(trace))
+        return {}
     at = trace.last_submit_s if at_days is None else (trace.first_submit_s or 0) + at_days * 86400
     query = WaitQuerySerializer(data=api_query(form.cleaned_data, at), context={"trace": trace})
     if not query.is_valid():
         for field, errors in query.errors.items():
-            target = {"requested_procs": "procs", "requested_time": "time_limit", "at": "at_days"}
-            form.add_error(
-                target.get(field, field) if field != "non_field_errors" else None, errors
-            )
+            form.add_error(*in_form_words(trace, field, errors))
         return {}
     job = query.validated_data
     try:
@@ -120,6 +122,31 @@ def answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     }
 
 
+FORM_FIELDS = {"requested_procs": "procs", "requested_time": "time_limit", "at": "at_days"}
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?:\s*s\b)?", re.IGNORECASE)
+
+
+def span_days(trace: Trace) -> float:
+    """Days from the trace's first to its last submission, floored to 0.01 day."""
+    span_s = max((trace.last_submit_s or 0.0) - (trace.first_submit_s or 0.0), 0.0)
+    return math.floor(span_s / 864.0) / 100.0
+
+
+def at_days_error(trace: Trace) -> str:
+    return f"must lie within the trace: between 0 and {span_days(trace):g} days after its start"
+
+
+def in_form_words(trace: Trace, field: str, errors: list[Any]) -> tuple[str | None, list[str]]:
+    """An API field error as the form's field and unit: the instant in days after the trace
+    start, a time limit as a duration ("1 y", not "3.1536e+07")."""
+    if field == "at":
+        return "at_days", [at_days_error(trace)]
+    if field == "requested_time":
+        errors = [NUMBER.sub(lambda m: humanize.duration(float(m.group(0).rstrip("s "))), str(e))
+                  for e in errors]  # fmt: skip
+    return (None if field == "non_field_errors" else FORM_FIELDS.get(field, field)), errors
+
+
 def site_answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     site = form.cleaned_data["site"]
     raw, errors = pages_site.site_answer(site, user, form.cleaned_data)
@@ -129,10 +156,6 @@ def site_answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     answer = pages_site.present_site(site, raw, form.cleaned_data["confidence"])
-    answer.update(
-        ranges=ranges_table(raw["runtime"]["ranges"]),
-        chart=rangeset_chart(raw["runtime"]["ranges"]),
-    )
     return {"answer": answer, "accuracy": {}}
 
 
@@ -158,7 +181,10 @@ def present(
 ) -> dict[str, Any]:
     """Dates, humanised durations, the interval and the rangeSet chart of one answer."""
     at = float(job["at"])
-    run_s = float(runtime["point_s"])
+    limit_s = float(job["requested_time"])
+    ranges = runtime["ranges"]
+    run_s = pages_rangeset.median_runtime_s(ranges)
+    run_s = float(runtime["point_s"]) if run_s is None else run_s
     interval = wait_interval(wait, confidence)
     return {
         "trace": trace,
@@ -174,9 +200,9 @@ def present(
         "confidence": confidence,
         "wait": wait,
         "runtime": runtime,
-        "ranges": ranges_table(runtime["ranges"]),
-        "chart": rangeset_chart(runtime["ranges"]),
-        "time_limit_s": float(job["requested_time"]),
+        "ranges": pages_rangeset.ranges_table(ranges, run_s),
+        "chart": pages_rangeset.rangeset_chart(ranges, run_s, limit_s),
+        "time_limit_s": limit_s,
     }
 
 
@@ -199,41 +225,6 @@ def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | N
     if wait.get("qbets_upper_s") is not None:
         return {"lower_s": 0.0, "upper_s": wait["qbets_upper_s"], "level": 0.95, "kind": "qbets"}
     return None
-
-
-def ranges_table(ranges: list[dict[str, float]]) -> list[dict[str, float]]:
-    """Each range with the probability of having finished by its end (cumulative)."""
-    total, rows = 0.0, []
-    for r in ranges:
-        total += float(r["probability"])
-        rows.append({**r, "finished_by": min(total, 1.0)})
-    return rows
-
-
-def rangeset_chart(ranges: list[dict[str, float]]) -> dict[str, Any]:
-    """Bars: each range's probability; line: P(finished by the range's end)."""
-    rows = ranges_table(ranges)
-    labels = [f"{humanize.duration(r['low_s'])} – {humanize.duration(r['high_s'])}" for r in rows]
-    spec = charts.bar(
-        labels,
-        {"P(runtime in range)": [r["probability"] for r in rows]},
-        y_title="probability",
-        x_title="runtime range",
-        y_format="percent",
-    )
-    spec["data"]["datasets"].append(
-        {
-            "type": "line",
-            "label": "P(finished by the range's end)",
-            "data": [r["finished_by"] for r in rows],
-            "borderColor": charts.color(1),
-            "backgroundColor": charts.color(1),
-            "qcFormat": "percent",
-        }
-    )
-    spec["options"]["scales"]["y"]["max"] = 1
-    spec["options"]["plugins"]["legend"]["display"] = True
-    return spec
 
 
 def accuracy(trace: Trace) -> dict[str, Any]:

@@ -17,13 +17,13 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
 from predictor import services_runtime
-from predictor.core.wait.metrics import WAIT_CLASS_LABELS
+from predictor.core.wait.metrics import WAIT_CLASS_EDGES, WAIT_CLASS_LABELS
 from predictor.core.wait.registry import DEFAULT_METHODS as WAIT_METHODS
 from predictor.models import EvaluationRun
 from pyss_adapter.core.estimates import ESTIMATE_NAMES
 from pyss_adapter.core.replay import SCHEDULERS
 from pyss_adapter.models import Replay
-from queuecast import charts, humanize
+from queuecast import charts, humanize, labels
 from queuecast.longrun import Status
 from traces.models import Trace
 
@@ -53,7 +53,11 @@ def runs(request: HttpRequest) -> HttpResponse:
         "molding": molding_context(request.user),
         "next_urls": {
             k: reverse(name, args=[0]).replace("/0/", "/{id}/")
-            for k, name in (("evaluation", "evaluation-page"), ("replay", "replay-page"))
+            for k, name in (
+                ("evaluation", "evaluation-page"),
+                ("replay", "replay-page"),
+                ("molding", "molding-page"),
+            )
         },
         "schedulers": list(SCHEDULERS),
         "estimate_names": ESTIMATE_NAMES,
@@ -111,8 +115,9 @@ def wait_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
         y_title="average absolute error",
         y_format="duration",
     )
+    names = wait_class_names()
     by_class = charts.bar(
-        list(WAIT_CLASS_LABELS),
+        list(names.values()),
         {
             r["method"]: [
                 (r.get("aae_by_class") or {}).get(c, {}).get("aae_s") for c in WAIT_CLASS_LABELS
@@ -124,16 +129,16 @@ def wait_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
         y_format="duration",
     )
     class_jobs = {
-        c: next(((r.get("aae_by_class") or {}).get(c, {}).get("jobs") for r in rows), 0)
+        names[c]: next(((r.get("aae_by_class") or {}).get(c, {}).get("jobs") for r in rows), 0)
         for c in WAIT_CLASS_LABELS
     }
     return {
         "rows": rows,
         "chart_method": by_method,
         "chart_class": by_class,
-        "class_labels": WAIT_CLASS_LABELS,
         "class_jobs": class_jobs,
         "levels": sorted({i["level"] for r in rows for i in r["intervals"]}),
+        "coverage": coverage_note(rows),
     }
 
 
@@ -152,16 +157,37 @@ def runtime_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"rows": rows, "chart_method": chart}
 
 
-def humanised_params(run: EvaluationRun) -> list[tuple[str, str]]:
-    """The run's parameters for the page, durations humanised."""
-    out = []
-    for key, value in (run.params or {}).items():
-        if key == "selection":
-            continue
-        if key.endswith("_s") and isinstance(value, int | float):
-            value = humanize.duration(value)
-        out.append((key, value))
-    return out
+def humanised_params(run: EvaluationRun) -> list[dict[str, str]]:
+    """The run's parameters as labelled values with units (``queuecast.labels``)."""
+    params = {k: v for k, v in (run.params or {}).items() if k != "selection"}
+    return labels.param_rows(params)
+
+
+def wait_class_names() -> dict[str, str]:
+    """The metrics' class labels ("[1e4,1e5s)") in words ("2 h 47 min – 1 d 4 h")."""
+    edges = [humanize.duration(e) for e in WAIT_CLASS_EDGES]
+    names = [f"under {edges[0]}"]
+    names += [f"{lo} – {hi}" for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    names.append(f"{edges[-1]} or more")
+    return dict(zip(WAIT_CLASS_LABELS, names, strict=True))
+
+
+def coverage_note(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the interval table shows, for the sentence that says why coverage is the same
+    for every method: per level the lowest and highest coverage, the jobs, the uncalibrated."""
+    levels = sorted({i["level"] for r in rows for i in r["intervals"]})
+    spread = []
+    for level in levels:
+        cov = [i["coverage"] for r in rows for i in r["intervals"]
+               if i["level"] == level and i.get("coverage") is not None]  # fmt: skip
+        if cov:
+            spread.append({"level": level, "low": min(cov), "high": max(cov)})
+    first = rows[0]["intervals"][0] if rows and rows[0]["intervals"] else {}
+    return {
+        "levels": spread,
+        "jobs": rows[0].get("jobs") if rows else None,
+        "uncalibrated": first.get("uncalibrated"),
+    }
 
 
 urlpatterns = [

@@ -14,9 +14,10 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path
 
 from pyss_adapter.models import Replay
-from queuecast import charts
+from queuecast import charts, labels
 from queuecast.longrun import Status, visible_to
 
+WAIT_WORDS = {"0": "no wait"}  # the simulator's first wait class: jobs that started at once
 MAX_POINTS = 2000  # utilisation bins drawn at most (longer series are averaged in blocks)
 
 
@@ -45,9 +46,11 @@ def replay_charts(result: dict[str, Any]) -> dict[str, Any]:
         block = result.get(key)
         if isinstance(block, dict) and block.get("labels"):
             fmt = "duration" if key.startswith("response") else ""
-            out[key] = charts.bar(
-                block["labels"], {title: block["values"]}, y_format=fmt, y_title=title
-            )
+            words = [
+                labels.cpu_hours_words(c) if key.startswith("response") else WAIT_WORDS.get(c, c)
+                for c in block["labels"]
+            ]
+            out[key] = charts.bar(words, {title: block["values"]}, y_format=fmt, y_title=title)
     return out
 
 

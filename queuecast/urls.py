@@ -31,6 +31,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("api/", include(router.urls)),
+    path("", include("queuecast.pages")),
     path("", include("traces.pages")),
     path("", include("predictor.pages")),
     path("", include("pyss_adapter.pages")),

@@ -20,7 +20,7 @@ import numpy as np
 from holdqueue.core.delay import decide_delay, future_time
 from holdqueue.core.future import advance
 from holdqueue.services import predict as site_predict
-from jobmolding.core.candidates import candidate_sizes
+from jobmolding.core.candidates import live_candidate_sizes
 from jobmolding.core.choice import MoldingDecision, choose_size
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
@@ -39,7 +39,8 @@ class JobDecision:
 def candidates_for(
     request: JobRequest, snapshot: Snapshot, mold: bool, given: list[int] | None
 ) -> np.ndarray:
-    """The caller's candidates (plus the original), else the user's past sizes (seed)."""
+    """The caller's candidates (plus the original), else the user's past sizes (seed), else
+    (a user new to the site) the size grid around the original."""
     if not mold:
         return np.array([request.procs], dtype=np.int64)
     if given:
@@ -47,7 +48,7 @@ def candidates_for(
         return sizes[(sizes >= 1) & (sizes <= snapshot.machine_procs)]
     hist = snapshot.history
     used = hist.loc[hist["user_id"] == request.user, "requested_procs"].to_numpy(np.int64)
-    return candidate_sizes(request.procs, np.unique(used), snapshot.machine_procs)
+    return live_candidate_sizes(request.procs, np.unique(used), snapshot.machine_procs)
 
 
 def mold(site, snapshot: Snapshot, request: JobRequest, sizes: np.ndarray) -> MoldingDecision:  # noqa: ANN001

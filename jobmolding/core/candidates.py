@@ -67,3 +67,17 @@ def candidate_sizes(
         return grid_sizes(original, machine_procs, grid, grid_factor)
     sizes = np.concatenate([used, [original]])
     return np.unique(sizes[(sizes >= 1) & (sizes <= machine_procs)])
+
+
+#: What a user without history at a live site gets: sizes around the one asked for.
+NEWCOMER_GRID = "range"
+
+
+def live_candidate_sizes(
+    original_procs: int, used_procs: Iterable[int], machine_procs: int
+) -> np.ndarray:
+    """Candidates for a job arriving at a live site: the user's used sizes and the original
+    (the seed's rule), or, for a user with no history at the site, the ``range`` grid (the
+    powers of two within a factor 4 of the original, its half and double), so that "let
+    Queuecast choose the size" has sizes to choose among. Sorted, original included."""
+    return candidate_sizes(original_procs, used_procs, machine_procs, grid=NEWCOMER_GRID)

@@ -226,6 +226,7 @@ class MoldingPolicy:
         self.decisions[j] = {
             "molded": d.molded,
             "delay_s": 0.0 if release_at is None else release_at - now,
+            "candidates": d.procs.tolist(),  # the sizes tried (reported by ``tried``)
         }
         if not d.molded and release_at is None:
             return None

@@ -26,7 +26,107 @@
   }
   window.qcDuration = duration;
 
+  /* "2h 30min", "1:30", "90 min", "45" (seconds) -> seconds; the same rule as
+     queuecast/humanize.py parse_duration, so every form takes times in one style. */
+  var PARSE_UNITS = { s: 1, sec: 1, secs: 1, second: 1, seconds: 1, m: 60, min: 60, mins: 60,
+    minute: 60, minutes: 60, h: 3600, hr: 3600, hrs: 3600, hour: 3600, hours: 3600,
+    d: 86400, day: 86400, days: 86400 };
+  function parseDuration(text) {
+    var raw = String(text).trim().toLowerCase();
+    if (/^\d+(\.\d+)?$/.test(raw)) return Number(raw);
+    if (/^\d+(:\d{1,2}){1,2}$/.test(raw)) {
+      var pieces = raw.split(":"), total = 0;
+      pieces.forEach(function (p) { total = total * 60 + Number(p); });
+      return total * (pieces.length === 2 ? 60 : 1);
+    }
+    var part = /(\d+(?:\.\d+)?)\s*([a-z]+)/g, sum = 0, found = false, m;
+    while ((m = part.exec(raw)) !== null) {
+      if (!(m[2] in PARSE_UNITS)) { found = false; break; }
+      sum += Number(m[1]) * PARSE_UNITS[m[2]];
+      found = true;
+    }
+    if (found && raw.replace(/(\d+(?:\.\d+)?)\s*([a-z]+)/g, "").trim() === "") return sum;
+    throw new Error("'" + text + "' is not a duration: write seconds (3600), h:mm (1:30), " +
+                    "h:mm:ss or '2h 30min'");
+  }
+  window.qcParseDuration = parseDuration;
+
   function percent(v) { return Math.round(v * 100) + "%"; }
+
+  /* Round durations for axis ticks and bounds: 1 s ... 30 s, 1 min ... 30 min, 1 h, 2 h,
+     3 h, 6 h, 12 h, 1 d, 2 d, 1 w, 2 w, 30 d, 90 d, 180 d, 1 y. */
+  var ROUND_S = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200,
+                 10800, 21600, 43200, 86400, 172800, 604800, 1209600, 2592000, 7776000,
+                 15552000, 31536000];
+  /* Log axes: the coarsest list of marks that puts at least 3 ticks on the axis. */
+  var LOG_MARKS = [
+    [1, 10, 60, 600, 3600, 86400, 604800, 2592000, 31536000],
+    [1, 10, 60, 600, 3600, 21600, 86400, 604800, 2592000, 31536000],
+    [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 604800,
+     2592000, 7776000, 31536000],
+    ROUND_S
+  ];
+
+  var UNIT_S = [31536000, 86400, 3600, 60, 1];
+
+  /* The tick step: a round duration that is a whole number of the largest unit the axis
+     reaches (ticks "1 d, 2 d", never "1 d 12 h") when that fits; else the finest that fits. */
+  function linearStep(lo, hi, most) {
+    var span = hi - lo, unit = 1;
+    for (var u = 0; u < UNIT_S.length; u++) { if (hi >= UNIT_S[u]) { unit = UNIT_S[u]; break; } }
+    for (var k = 0; k < ROUND_S.length; k++) {
+      var step = ROUND_S[k];
+      var steps = Math.ceil(hi / step) - Math.floor(lo / step);
+      if (step % unit === 0 && span / step <= most && steps >= 2) return step;
+    }
+    for (k = 0; k < ROUND_S.length; k++) {
+      if (span / ROUND_S[k] <= most) return ROUND_S[k];
+    }
+    var year = ROUND_S[ROUND_S.length - 1];
+    return year * Math.ceil(span / year / most);
+  }
+
+  function logTicks(lo, hi) {
+    var inside = [];
+    for (var level = 0; level < LOG_MARKS.length; level++) {
+      inside = LOG_MARKS[level].filter(function (v) { return v >= lo && v <= hi; });
+      if (inside.length >= 3) break;
+    }
+    return inside;
+  }
+
+  function tickRoom(scale) {
+    var length = scale.isHorizontal() ? scale.width : scale.height;
+    return Math.max(3, Math.floor(length / (scale.isHorizontal() ? 75 : 32)));
+  }
+
+  /* A duration axis (linear or logarithmic) with round bounds and round ticks: 1 h, 2 h,
+     1 d, never "1 h 7 min". Chart.js calls these hooks after reading the data's range. */
+  function roundDurationAxis(axis) {
+    axis.bounds = "data";  /* keep the round ends set below (Chart.js's "ticks" would not) */
+    axis.afterDataLimits = function (scale) {
+      var lo = Math.max(scale.min, 0), hi = Math.max(scale.max, lo + 1);
+      if (scale.type === "logarithmic") {
+        lo = Math.max(lo, 1);
+        scale.min = ROUND_S.filter(function (v) { return v <= lo; }).pop() || 1;
+        scale.max = ROUND_S.filter(function (v) { return v >= hi; })[0] || hi;
+        return;
+      }
+      var step = linearStep(axis.beginAtZero === false ? lo : 0, hi, tickRoom(scale));
+      scale.qcStep = step;
+      scale.min = axis.beginAtZero === false ? Math.floor(lo / step) * step : 0;
+      scale.max = Math.ceil(hi / step) * step;
+    };
+    axis.afterBuildTicks = function (scale) {
+      var values = [];
+      if (scale.type === "logarithmic") {
+        values = logTicks(scale.min, scale.max);
+      } else {
+        for (var v = scale.min; v <= scale.max + 1e-9; v += scale.qcStep) values.push(v);
+      }
+      scale.ticks = values.map(function (v) { return { value: v }; });
+    };
+  }
 
   function axisCallbacks(spec) {
     var qc = spec.qc || {};
@@ -35,6 +135,7 @@
       scales[axis] = scales[axis] || {};
       scales[axis].ticks = scales[axis].ticks || {};
       scales[axis].ticks.callback = function (value) { return duration(value); };
+      roundDurationAxis(scales[axis]);
     });
     (qc.percentAxes || []).forEach(function (axis) {
       scales[axis] = scales[axis] || {};
@@ -44,15 +145,20 @@
     if (qc.tooltip === "duration" || qc.tooltip === "percent") {
       var fmt = qc.tooltip === "duration" ? duration : percent;
       spec.options.plugins = spec.options.plugins || {};
-      spec.options.plugins.tooltip = {
-        callbacks: {
-          label: function (ctx) {
-            var y = ctx.parsed.y;
-            var f = (ctx.dataset.qcFormat === "percent") ? percent : fmt;
-            return (ctx.dataset.label ? ctx.dataset.label + ": " : "") + f(y);
-          }
+      var callbacks = {
+        label: function (ctx) {
+          if (ctx.dataset.qcMarker !== undefined) return ctx.dataset.label;
+          var y = ctx.parsed.y;
+          var f = (ctx.dataset.qcFormat === "percent") ? percent : fmt;
+          return (ctx.dataset.label ? ctx.dataset.label + ": " : "") + f(y);
         }
       };
+      if (qc.tooltipX === "duration") {
+        callbacks.title = function (items) {
+          return items.length ? "at " + duration(items[0].parsed.x) : "";
+        };
+      }
+      spec.options.plugins.tooltip = { callbacks: callbacks };
     }
   }
 
@@ -128,9 +234,31 @@
       }
       if (el.type === "checkbox") { body[key] = el.checked; return; }
       if (el.value === "") return;
+      var seconds = el.getAttribute("data-seconds-field");
+      if (seconds) {  /* "2h" typed, the API's seconds sent */
+        try {
+          body[seconds] = Math.round(parseDuration(el.value));
+        } catch (err) {
+          throw new Error(labelOf(form, key) + ": " + err.message);
+        }
+        return;
+      }
       body[key] = el.type === "number" ? Number(el.value) : el.value;
     });
     return body;
+  }
+
+  /* The form field behind an API field name (a seconds field typed as "2h" included). */
+  function fieldOf(form, apiName) {
+    if (!form) return null;
+    return form.querySelector("[data-seconds-field='" + apiName + "']") ||
+      form.querySelector("[name='" + apiName + "']");
+  }
+
+  function labelOf(form, apiName) {
+    var el = fieldOf(form, apiName);
+    var label = el && el.id ? form.querySelector("label[for='" + el.id + "']") : null;
+    return label ? label.textContent.trim() : apiName;
   }
 
   /* A form that starts a long run through the API (202 + the row); while the POST is in
@@ -161,7 +289,15 @@
           .then(function () { if (!done) window.setTimeout(watch, 700); });
       }
       window.setTimeout(watch, 400);
-      var body = formJson(form);
+      var body;
+      try {
+        body = formJson(form);
+      } catch (err) {
+        done = true;
+        showProgress(box, "failed", 0, err.message);
+        if (button) button.disabled = false;
+        return;
+      }
       var apiUrl = form.getAttribute("data-api-url").replace(/\{(\w+)\}/g, function (_, name) {
         var value = body[name];
         delete body[name];
@@ -178,7 +314,7 @@
       }).then(function (answer) {
         done = true;
         if (!answer.ok) {
-          showProgress(box, "failed", 0, messageOf(answer.body));
+          showProgress(box, "failed", 0, messageOf(answer.body, form));
           if (button) button.disabled = false;
           return;
         }
@@ -192,12 +328,21 @@
     });
   }
 
-  function messageOf(body) {
+  /* An API error in the form's words: the field's label, and for a time typed as "2h" the
+     numbers of the message as durations ("at most 7 d", not "604800"). */
+  function messageOf(body, form) {
     if (!body) return "request failed";
     if (body.detail) return body.detail;
     return Object.keys(body).map(function (k) {
       var v = body[k];
-      return k + ": " + (Array.isArray(v) ? v.join(" ") : (typeof v === "object" ? JSON.stringify(v) : v));
+      var text = Array.isArray(v) ? v.join(" ") : (typeof v === "object" ? JSON.stringify(v) : String(v));
+      var el = fieldOf(form, k);
+      if (el && el.getAttribute("data-seconds-field") === k) {
+        text = text.replace(/(\d+(?:\.\d+)?(?:e[+-]?\d+)?)(\s*s\b)?/gi, function (_, n) {
+          return duration(Number(n));
+        });
+      }
+      return (el ? labelOf(form, k) : k) + ": " + text;
     }).join("; ");
   }
 

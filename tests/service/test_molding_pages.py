@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 
 def figures(response_s: float, **extra: float) -> dict:
     by_class = {
-        "< 1": {"jobs": 3, "mean_response_s": response_s, "mean_wait_s": 60.0},
-        ">= 1": {"jobs": 1, "mean_response_s": 2 * response_s, "mean_wait_s": 600.0},
+        "<1": {"jobs": 3, "mean_response_s": response_s, "mean_wait_s": 60.0},
+        ">=1": {"jobs": 1, "mean_response_s": 2 * response_s, "mean_wait_s": 600.0},
     }
     return {
         "jobs": 4,
@@ -35,10 +35,21 @@ def figures(response_s: float, **extra: float) -> dict:
     }
 
 
+TRIED = {
+    "decisions": 4,
+    "only_original": 1,
+    "mean_candidates": 2.25,
+    "max_candidates": 3,
+    "sizes": [
+        {"procs": 4, "decisions": 2},
+        {"procs": 8, "decisions": 3},
+        {"procs": 16, "decisions": 4},
+    ],
+}
 RESULT = {
     "baseline": figures(7800.0),
-    "molding": figures(3900.0, molded=0.25),
-    "params": {"trace": "demo", "max_limit_s": 86400},
+    "molding": {**figures(3900.0, molded=0.25), "candidates": TRIED},
+    "params": {"trace": "demo", "max_limit_s": 86400, "grid": "none", "threshold": 0.3},
     "plot_data": {
         "load": {
             "t0_s": 0.0,
@@ -71,10 +82,29 @@ def test_molding_page_compares_the_strategies_and_draws_the_charts() -> None:
         "baseline",
         "molding",
     ]
-    assert spec(page, "spec-response")["data"]["labels"] == ["< 1", ">= 1"]
+    assert spec(page, "spec-response")["data"]["labels"] == ["under 1 CPU-h", "1 CPU-h or more"]
     sizes = spec(page, "spec-sizes")
     assert sizes["data"]["labels"] == ["1", "2–3", "4–7"]
     assert [d["label"] for d in sizes["data"]["datasets"]] == ["requested", "as run (molding)"]
+
+
+def test_molding_page_says_which_sizes_were_tried_and_labels_its_parameters() -> None:
+    alice = make_user("alice")
+    run = MoldingRun.objects.create(
+        owner=alice, status=Status.DONE, strategies=["baseline", "molding"], result=RESULT
+    )
+    client = Client()
+    client.force_login(alice)
+    page = client.get(f"/runs/molding/{run.pk}/").content.decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    assert "molding : 2.3 sizes per job on average (at most 3) over 4 jobs" in text
+    assert "1 jobs (25%) had only the size asked for" in text
+    table = page.split('id="tried-sizes"')[1].split("</table>")[0]
+    cells = re.findall(r'<td class="num">(\d+)</td>', table)
+    assert cells == ["4", "2", "8", "3", "16", "4"]  # processors, jobs that tried it
+    params = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.split('id="run-params"')[1]))
+    assert "Machine&#x27;s time limit 1 d" in params and "{" not in params.split("</table>")[0]
+    assert "Hold only when it saves more than 30% of the response" in params
 
 
 def test_molding_page_of_another_user_is_not_found_and_a_running_one_polls() -> None:

@@ -132,6 +132,12 @@ def test_api_runs_a_molding_evaluation_and_serves_its_plots(
     assert set(body["result"]) == {"baseline", "delay", "params"}
     assert body["result"]["params"]["runtime_model"] == "downey"
     assert "plot_data" not in body["result"]
+    # which sizes "choose the size" tried: one record per evaluated job, the log's sizes only
+    tried, delay = body["result"]["delay"]["candidates"], body["result"]["delay"]
+    assert tried["decisions"] == delay["jobs"] and "candidates" not in body["result"]["baseline"]
+    assert {s["procs"] for s in tried["sizes"]} <= {1, 2, 4, 8, 16}
+    total = sum(s["decisions"] for s in tried["sizes"])
+    assert total == pytest.approx(tried["mean_candidates"] * tried["decisions"])
     image = client.get(body["plots"]["load"])
     assert image.status_code == 200 and image["Content-Type"] == "image/png"
     assert image.content.startswith(b"\x89PNG")

@@ -50,6 +50,11 @@ def chart_spec(page: str, script_id: str) -> dict:
     return json.loads(match.group(1))
 
 
+def words(page: str) -> str:
+    """The page's text without tags (terms are links inside sentences)."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).replace(" ,", ",").replace(" .", ".")
+
+
 def ask(browser: Client, trace, **changes):  # noqa: ANN001, ANN003, ANN201
     query = {
         "trace": trace.pk,
@@ -83,17 +88,27 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
         },
     )
     assert 'id="answer"' in page and "Predicted start" in page and " UTC" in page
-    assert wait["interval_high_s"] is not None and "calibrated on recent errors" in page
-    from queuecast.humanize import relative
+    assert wait["interval_high_s"] is not None and "calibrated on this method's recent" in page
+    from queuecast.humanize import duration, relative
 
     assert relative(wait["wait_s"]) in page  # the same number as the API, humanised
     assert not re.search(r"\d+\.\d{5,}", page.split('id="rangeset-spec"')[0])  # no raw floats
+    # The runtime chart is on a time axis (seconds), not one category per range.
     spec = chart_spec(page, "rangeset-spec")
-    bars, line = spec["data"]["datasets"]
-    assert spec["type"] == "bar" and line["type"] == "line"
-    assert len(bars["data"]) == len(spec["data"]["labels"]) >= 1
-    assert line["data"][-1] == pytest.approx(min(1.0, sum(bars["data"])))
-    assert line["data"] == sorted(line["data"])  # P(finished by t) never decreases
+    boxes, curve, median, limit = spec["data"]["datasets"]
+    assert spec["type"] == "line" and "labels" not in spec["data"]
+    assert spec["options"]["scales"]["x"]["type"] in ("linear", "logarithmic")
+    assert spec["qc"]["durationAxes"] == ["x"]
+    ys = [p["y"] for p in curve["data"]]
+    assert ys == sorted(ys) and ys[-1] == pytest.approx(1.0)  # P(finished by t)
+    heights = [p["y"] for p in boxes["data"][1::4]]
+    assert sum(heights) == pytest.approx(1.0)
+    # The median marker lies inside a range the chart draws, and is the page's runtime.
+    at = median["data"][0]["x"]
+    lows, highs = [p["x"] for p in boxes["data"][0::4]], [p["x"] for p in boxes["data"][2::4]]
+    assert any(lo <= at <= hi for lo, hi in zip(lows, highs, strict=True))
+    assert f"median runtime</a> {duration(at)}" in page
+    assert limit["data"][0]["x"] == 3600.0 and "time limit 1 h" == limit["label"]
 
 
 def test_predict_page_puts_the_api_errors_on_the_fields(browser, trace) -> None:
@@ -117,7 +132,7 @@ def test_predict_page_warns_when_the_method_is_no_better_than_zero(browser, trac
         kind="wait", trace=trace, owner=alice, status=Status.DONE, result=result
     )
     page = ask(browser, trace).content.decode()
-    assert 'id="accuracy-warning"' in page and "no better than always answering" in page
+    assert 'id="accuracy-warning"' in page and "no better than always answering" in words(page)
     EvaluationRun.objects.update(result={"apq": {**result["apq"], "aae_over_mean_wait": 0.5}})
     page = ask(browser, trace).content.decode()
     assert 'id="accuracy-warning"' not in page and "50% of the mean wait" in page
@@ -213,7 +228,10 @@ def test_evaluation_page_shows_interval_coverage_when_the_run_has_it(browser, tr
     run = EvaluationRun.objects.create(kind="wait", trace=trace, owner=alice, status=Status.DONE,
                                        result=result)  # fmt: skip
     page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
-    assert "Coverage at 80%" in page and "81.2%" in page and "2 h 10 min" in page
+    assert "Coverage at 80%" in words(page) and "81.2%" in page and "2 h 10 min" in page
+    why = words(page.split('id="coverage-why"')[1].split("</div>")[0])
+    assert "here 81.2% at 80%; 90.0% at 90% over 5 test jobs" in why
+    assert 'href="/glossary/#interval-coverage"' in page
 
 
 def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:

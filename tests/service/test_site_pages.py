@@ -54,7 +54,10 @@ def test_held_job_page_marks_the_chosen_size_and_offers_release_and_cancel(
         c for c in job["decision"]["molding"]["candidates"] if c["procs"] == job["procs_chosen"]
     ]
     assert len(chosen) == 1 and 'class="chosen"' in page
-    assert page.count('class="chosen"') == 1 and "hold for" in page
+    assert page.count('class="chosen"') == 1
+    # the decision as sentences: the size among the sizes tried, and why it is held
+    assert "Of the 2 sizes tried (8 and 16 processors)" in page
+    assert "more than the 30% the rule asks for, so it is held until" in page
     assert f'data-api-post="/api/sites/{site.pk}/jobs/{job["id"]}/release"' in page
 
 
@@ -75,7 +78,7 @@ def test_predict_page_answers_for_a_live_site_with_the_calibrated_interval(site,
     query = {"site": site.pk, "procs": 8, "time_limit": "1h", "user_id": -1, "confidence": 0.8}
     page = page_for(alice).get("/predict/", query).content.decode()
     assert f"Answer for {site.name} (live)" in page
-    assert "Wait interval (80%)" in page and "calibrated on recent errors" in page
+    assert "Wait interval</a> (80%)" in page and "calibrated on this method's recent" in page
     assert 'id="rangeset-spec"' in page
 
 

@@ -53,7 +53,7 @@ def test_upload_form_ingests_and_shows_the_detail(browser, django_capture_on_com
     trace = Trace.objects.get(name="via-page")
     assert response.status_code == 302 and response["Location"] == f"/traces/{trace.pk}/"
     page = browser.get(response["Location"]).content.decode()
-    assert trace.job_count == SMALL_JOBS and "Ingest report" in page and "missing_run_time" in page
+    assert trace.job_count == SMALL_JOBS and "Ingest report" in page and "Missing run time" in page
 
 
 def test_upload_form_shows_a_name_conflict(browser, alice) -> None:
