@@ -37,6 +37,12 @@ from holdqueue.services.sweep import (
 log = logging.getLogger(__name__)
 
 
+def site_of(job_ids: list[int]) -> list[tuple[int, int]]:
+    """``(job id, site id)`` for each job, in the order given."""
+    sites = dict(SiteJob.objects.filter(pk__in=job_ids).values_list("id", "site_id"))
+    return [(pk, sites[pk]) for pk in job_ids if pk in sites]
+
+
 class Sweeper:
     """Dispatches each pass's work to ``threads`` threads (see the module docstring)."""
 
@@ -72,15 +78,12 @@ class Sweeper:
     def pass_once(self) -> dict[str, int]:
         """Dispatch one pass: returns how many tasks of each kind went to the pool."""
         check_sites()
-        sites = dict(
-            SiteJob.objects.filter(pk__in=due_ids() + stale_ids()).values_list("id", "site_id")
-        )
-        sent: Counter[str] = Counter()
-        for pk in due_ids():
-            sent["release"] += self.dispatch(("release", pk), sites.get(pk, 0), release_job, pk)
-        for pk in stale_ids():
-            sent["lookup"] += self.dispatch(("lookup", pk), sites.get(pk, 0), reconcile_one, pk)
         queue_upcoming()
+        sent: Counter[str] = Counter()
+        for pk, site_id in site_of(due_ids()):
+            sent["release"] += self.dispatch(("release", pk), site_id, release_job, pk)
+        for pk, site_id in site_of(stale_ids()):
+            sent["lookup"] += self.dispatch(("lookup", pk), site_id, reconcile_one, pk)
         for site in sites_to_sync(setting("QUEUECAST_SITE_SYNC_S", 60)):
             sent["sync"] += self.dispatch(("sync", site.pk), site.pk, sync_one, site)
         return dict(sent)
