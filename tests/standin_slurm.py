@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 HEADER = f"#!{sys.executable}\n"
-COMMON = '''
+COMMON = """
 import json, os, sys, time, pathlib
 state = pathlib.Path({state!r})
 def mode(tool):
@@ -35,8 +35,8 @@ def record(tool, **extra):
 def jobs():
     f = state / "jobs.json"
     return json.loads(f.read_text()) if f.exists() else []
-'''
-SBATCH = '''
+"""
+SBATCH = """
 args = sys.argv[1:]
 record("sbatch", script=pathlib.Path(args[-1]).read_text())
 opt = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
@@ -64,22 +64,23 @@ elif m == "down":
              "(connect failure)")
 elif m == "refuse":
     sys.exit("sbatch: error: Batch job submission failed: Invalid partition name specified")
-'''
-SQUEUE = '''
+"""
+SQUEUE = """
 record("squeue")
 if mode("squeue") == "down":
     sys.exit("slurm_load_jobs error: Unable to contact slurm controller (connect failure)")
 print(json.dumps({{"errors": [], "jobs": jobs()}}))
-'''
-SACCT = '''
+"""
+SACCT = """
 record("sacct")
 sys.exit("sacct: error: Slurm accounting storage is disabled")
-'''
-SCANCEL = '''
+"""
+SCANCEL = """
 record("scancel")
 if mode("scancel") == "denied":
-    sys.exit("scancel: error: Kill job error on job id " + sys.argv[-1] + ": Access/permission denied")
-'''
+    sys.exit("scancel: error: Kill job error on job id " + sys.argv[-1]
+             + ": Access/permission denied")
+"""
 
 
 class StandIn:

@@ -42,7 +42,7 @@ def test_a_command_whose_first_line_is_a_directive_becomes_one_once_wrapped() ->
 
 
 def test_arguments_split_with_quotes_escapes_and_comments() -> None:
-    assert split_arguments(' --job-name="a b" -o\\ x --x=\'y z\' # --array=1') == [
+    assert split_arguments(" --job-name=\"a b\" -o\\ x --x='y z' # --array=1") == [
         "--job-name=a b",
         "-o x",
         "--x=y z",

@@ -80,7 +80,6 @@ def test_predict_refuses_more_processors_than_the_machine(site, alice) -> None:
 
 def test_predict_for_another_user_is_refused_except_to_staff(site, alice, monkeypatch) -> None:
     from holdqueue.services import predict
-
     from holdqueue.services.errors import WrongState
 
     seen = []

@@ -44,9 +44,7 @@ def held(site, owner, **extra) -> SiteJob:  # noqa: ANN001
 
 
 # --- one bad site or row ---------------------------------------------------------------------
-def test_a_site_whose_backend_raises_stops_neither_the_other_sites_nor_the_sync(
-    alice, monkeypatch
-):
+def test_a_site_whose_backend_raises_stops_neither_the_other_sites_nor_the_sync(alice, monkeypatch):
     good, bad = simulated_site("good"), simulated_site("bad")
     real = bk.backend_for
 
