@@ -143,9 +143,7 @@ def test_a_redis_restart_loses_no_release_and_the_worker_lives_on(tmp_path) -> N
         back = redis.start()
         assert timezone.now() < jobs[2].release_at, "the machine is too slow for the margins"
         deadline = time.monotonic() + 90
-        while any(
-            SiteJob.objects.get(pk=j.pk).state in ("held", "submitting") for j in jobs
-        ):
+        while any(SiteJob.objects.get(pk=j.pk).state in ("held", "submitting") for j in jobs):
             assert time.monotonic() < deadline, worker.text()[-4000:]
             assert worker.process.poll() is None, worker.text()[-4000:]
             time.sleep(0.3)
