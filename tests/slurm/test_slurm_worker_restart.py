@@ -28,9 +28,8 @@ from django.utils import timezone
 
 from holdqueue.models import SiteJob
 from holdqueue.services.jobs import schedule_release
-from queuecast.celery import app as celery_app
 from tests.slurm.conftest import slurm_jobs_tagged
-from tests.worker_support import require_real_services, worker_database_url
+from tests.worker_support import require_real_services, route_to, worker_database_url
 
 pytestmark = [
     pytest.mark.slurm,
@@ -116,10 +115,9 @@ class Worker:
 @pytest.fixture
 def queue():
     name = f"queuecast-test-{uuid.uuid4().hex[:8]}"
-    default = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = name
+    default = route_to(name)
     yield name
-    celery_app.conf.task_default_queue = default
+    route_to(default)
 
 
 def hold(site, owner, name: str, release_at: dt.datetime) -> SiteJob:  # noqa: ANN001
