@@ -174,7 +174,8 @@ def test_sigkilled_worker_loses_no_release_and_two_workers_release_each_job_once
         logs = "\n".join(w.log.read_text(errors="replace")[-1500:] for w in workers)
         for job in jobs:
             job.refresh_from_db()
-            assert job.state == "submitted" and job.attempts == 1, (job.state, job.error, logs)
+            # submitted, and maybe synced since (pending/running): in the batch system once
+            assert job.state in SiteJob.IN_BATCH and job.attempts == 1, (job.state, job.error, logs)
             assert len(slurm_jobs_tagged(slurm_conf, job.tag)) == 1, "released twice"
             late = (job.submitted_at - max(job.release_at, ready)).total_seconds()
             assert job.submitted_at >= job.release_at and late <= BOUND_S, (
