@@ -10,7 +10,7 @@ left ``submitting`` and looked up by tag after the lease like any other.
 
 Runs from Celery beat in broker mode and from ``manage.py sweep_holdqueue --loop`` (started
 by ``scripts/serve``) in the embedded mode, where ``services/sweeper.py`` runs the same steps
-in a thread pool so one hung ``sbatch`` holds one thread, not every release.
+in a thread pool (``sweep_forever``) so one hung ``sbatch`` holds one thread, not every release.
 """
 
 from __future__ import annotations
@@ -164,10 +164,3 @@ def sweep() -> dict[str, Any]:
 
 def _list(errors: list[str] | None) -> list[str]:
     return errors if errors is not None else []
-
-
-def sweep_forever(every_s: float, stop: Any = None) -> None:  # pragma: no cover - a loop
-    """The embedded mode's sweeper (threads: ``services/sweeper.py``)."""
-    from holdqueue.services.sweeper import Sweeper
-
-    Sweeper(setting("QUEUECAST_SWEEP_THREADS", 4)).run(every_s, stop)

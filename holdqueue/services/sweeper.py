@@ -113,3 +113,8 @@ class Sweeper:
                     return True
             time.sleep(0.02)
         return False
+
+
+def sweep_forever(every_s: float, stop: Callable[[], bool] | None = None) -> None:
+    """The embedded mode's loop: a :class:`Sweeper` pass every ``every_s`` seconds."""
+    Sweeper(setting("QUEUECAST_SWEEP_THREADS", 4)).run(every_s, stop)  # pragma: no cover
