@@ -269,3 +269,26 @@ def test_import_sacct_reads_what_the_real_sacct_prints(slurm_site, slurm_conf, t
     ]
     call_command("import_sacct", str(path), "--site", slurm_site.name)
     assert SiteHistory.objects.filter(site=slurm_site).count() == len(finished)
+
+
+def test_a_real_job_sees_none_of_the_services_secrets(
+    slurm_site, slurm_conf, job_name, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("QUEUECAST_SECRET_KEY", "s" * 60)
+    monkeypatch.setenv("DATABASE_URL", "postgres://queuecast:pw@db/queuecast")
+    out = tmp_path / "env.txt"
+    script = f"#!/bin/sh\nenv > {out}\n"
+    body = job_body(name=job_name, command=None, script=script, time_limit_s=60)
+    client = api_for(make_user("alice"))
+    response = client.post(
+        f"/api/sites/{slurm_site.pk}/jobs/", {**body, "mold": False, "allow_delay": False},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 201, response.data
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (out.exists() and out.read_text()):
+        time.sleep(0.5)
+    env = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
+    assert env.get("SLURM_JOB_ID") == response.data["backend_job_id"]
+    assert "QUEUECAST_SECRET_KEY" not in env and "DATABASE_URL" not in env
+    assert env.get("SLURM_EXPORT_ENV") == "NONE"
