@@ -43,7 +43,10 @@ def target_state(j: BackendJob) -> str:
 def apply(site: Site, jobs: list[BackendJob]) -> list[BackendJob]:
     """Move our rows to what ``jobs`` say; returns the extra copies of a job (same tag, other
     id) for the caller to cancel."""
-    tagged = {j.tag: j for j in jobs if j.tag}
+    tagged: dict[str, list[BackendJob]] = {}
+    for j in sorted(jobs, key=_order):
+        if j.tag:
+            tagged.setdefault(j.tag, []).append(j)
     if not tagged:
         return []
     rows = SiteJob.objects.filter(site=site, tag__in=list(tagged))
@@ -52,12 +55,21 @@ def apply(site: Site, jobs: list[BackendJob]) -> list[BackendJob]:
     )
     extras = []
     for row in rows:
-        j = tagged[row.tag]
-        if row.backend_job_id and row.backend_job_id != j.backend_id:
-            extras.append(j)
-            continue
-        _move(row, j)
+        copies = tagged[row.tag]
+        # the job is the id recorded, else the first submitted; any other id is a copy
+        ours = next((j for j in copies if j.backend_id == row.backend_job_id), None)
+        if ours is None and not row.backend_job_id:
+            ours = copies[0]
+        extras += [j for j in copies if j is not ours]
+        if ours is not None:
+            _move(row, ours)
     return extras
+
+
+def _order(j: BackendJob) -> tuple[int, str]:
+    """Slurm ids count up: the smaller one was submitted first."""
+    digits = "".join(c for c in j.backend_id if c.isdigit())
+    return (int(digits) if digits else 0, j.backend_id)
 
 
 def _move(row: SiteJob, j: BackendJob) -> None:

@@ -263,3 +263,17 @@ def test_a_held_job_whose_account_mapping_went_away_fails_saying_so(slurm, site,
     job.refresh_from_db()
     assert job.state == "failed" and "has none mapped" in job.error
     assert slurm.calls("sbatch") == []
+
+
+def test_two_copies_of_a_job_still_in_doubt_keep_the_first_and_cancel_the_other(
+    slurm, site, alice, settings
+):
+    job = held(site, alice)
+    slurm.mode("sbatch", "accept-then-hang")
+    release_due()
+    copy = dict(slurm.jobs()[0], job_id=999_999)
+    slurm.set_jobs([copy, *slurm.jobs()])  # listed first, submitted later
+    sweep()
+    job.refresh_from_db()
+    assert (job.state, job.backend_job_id) == ("pending", "1000")
+    assert [c["args"][-1] for c in slurm.calls("scancel")] == ["999999"]
