@@ -2,22 +2,101 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
 from rest_framework import serializers
 
+from holdqueue.core.directives import allow_list_problem
 from holdqueue.models import Site, SiteJob
+from holdqueue.services.backends import max_timeout_s
 from traces.models import Trace
 
-SLURM_CONFIG = {
-    "slurm_conf": str,
-    "timeout_s": (int, float),
-    "workdir": str,
-    "submit_as_owner": bool,
-    "accounting": str,
-}
-SIMULATED_CONFIG = {"speed": (int, float), "runtime_fraction": (int, float)}
+SECRET_NAME = re.compile(
+    r"^(QUEUECAST_|CELERY_|DJANGO_|SBATCH_|SLURM_|DATABASE_URL$)|SECRET|PASSW|TOKEN|(^|_)KEY$"
+)
+
+
+def absolute_path(value: str) -> str:
+    if not value.startswith("/") or "\x00" in value:
+        raise serializers.ValidationError(f"{value!r} is not an absolute path")
+    return value
+
+
+class SlurmConfigSerializer(serializers.Serializer):
+    """A ``slurm`` site's ``config``, each value checked by range."""
+
+    slurm_conf = serializers.CharField(max_length=4096, required=False)
+    timeout_s = serializers.FloatField(min_value=1.0, required=False)
+    workdir = serializers.CharField(max_length=4096, required=False)
+    submit_as_owner = serializers.BooleanField(required=False)
+    accounting = serializers.ChoiceField(choices=["auto", "sacct", "controller"], required=False)
+    export_env = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100),
+        max_length=50,
+        required=False,
+    )
+    allowed_directives = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=100, required=False
+    )
+
+    def validate_slurm_conf(self, value: str) -> str:
+        return absolute_path(value)
+
+    def validate_workdir(self, value: str) -> str:
+        return absolute_path(value)
+
+    def validate_timeout_s(self, value: float) -> float:
+        limit = max_timeout_s()
+        if value > limit:
+            raise serializers.ValidationError(
+                f"at most {limit:g} s: half the submit lease (QUEUECAST_SUBMIT_LEASE_S), so a "
+                "submission still in flight is never taken for a lost one"
+            )
+        return value
+
+    def validate_export_env(self, value: list[str]) -> list[str]:
+        secret = [n for n in value if SECRET_NAME.search(n.upper())]
+        if secret:
+            raise serializers.ValidationError(
+                f"{', '.join(secret)}: the service's own settings and secrets never reach a job"
+            )
+        return value
+
+    def validate_allowed_directives(self, value: list[str]) -> list[str]:
+        problem = allow_list_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+
+class SimulatedConfigSerializer(serializers.Serializer):
+    """A ``simulated`` site's ``config``: trace seconds per wall second, the share of its
+    time limit a submitted job runs."""
+
+    speed = serializers.FloatField(min_value=0.001, max_value=100_000.0, required=False)
+    runtime_fraction = serializers.FloatField(min_value=0.01, max_value=1.0, required=False)
+
+
+CONFIG_SERIALIZERS = {"slurm": SlurmConfigSerializer, "simulated": SimulatedConfigSerializer}
+
+
+def checked_config(backend: str, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` validated for ``backend`` (unknown keys and bad values named); 400 if bad."""
+    form_class = CONFIG_SERIALIZERS[backend]
+    known = list(form_class().fields)
+    unknown = [k for k in config if k not in known]
+    if unknown:
+        raise serializers.ValidationError(
+            {"config": f"unknown key {unknown[0]!r} for {backend} (known: {', '.join(known)})"}
+        )
+    form = form_class(data=config)
+    if not form.is_valid():
+        raise serializers.ValidationError(
+            {"config": {k: [str(e) for e in v] for k, v in form.errors.items()}}
+        )
+    return dict(form.validated_data)
 
 
 def max_time_limit() -> int:
@@ -34,6 +113,7 @@ class SiteSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         if request is None or not request.user.is_staff:
             data["config"] = {}
+            data["last_error"] = ""
         return data
 
     class Meta:
@@ -50,6 +130,9 @@ class SiteSerializer(serializers.ModelSerializer):
             "synced_until",
             "created_at",
             "history_jobs",
+            "broken",
+            "last_error",
+            "error_count",
         ]
         read_only_fields = fields
 
@@ -70,18 +153,13 @@ class SiteCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"a site called {value!r} exists")
         return value
 
+    def validate_partition(self, value: str) -> str:
+        if value and not re.match(r"^[A-Za-z0-9_.,-]+$", value):
+            raise serializers.ValidationError("a Slurm partition name: letters, digits, _ . , -")
+        return value
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        allowed = SLURM_CONFIG if attrs["backend"] == "slurm" else SIMULATED_CONFIG
-        for key, value in attrs.get("config", {}).items():
-            if key not in allowed:
-                raise serializers.ValidationError(
-                    {
-                        "config": f"unknown key {key!r} for {attrs['backend']} (known: "
-                        f"{', '.join(allowed)})"
-                    }
-                )
-            if not isinstance(value, allowed[key]) or (key == "speed" and value <= 0):
-                raise serializers.ValidationError({"config": f"{key} has a bad value {value!r}"})
+        attrs["config"] = checked_config(attrs["backend"], attrs.get("config") or {})
         return attrs
 
 
@@ -137,11 +215,31 @@ class QueueSerializer(serializers.Serializer):
 
 
 class PredictSerializer(serializers.Serializer):
-    procs = serializers.IntegerField(min_value=1)
+    """A site prediction's question; ``context``: ``site`` (bounds ``procs``) and
+    ``request`` (a user other than staff asks only for themself)."""
+
+    procs = serializers.IntegerField(min_value=1, max_value=10_000_000)
     time_limit_s = serializers.IntegerField(min_value=1)
     user = serializers.CharField(max_length=150, required=False, allow_blank=True)
     at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     confidence = serializers.FloatField(min_value=0.5, max_value=0.99, default=0.9)
+
+    def validate_procs(self, value: int) -> int:
+        site = self.context.get("site")
+        if site is not None and value > site.machine_procs:
+            raise serializers.ValidationError(
+                f"at most {site.machine_procs}: the processors of site {site.name}"
+            )
+        return value
+
+    def validate_user(self, value: str) -> str:
+        request = self.context.get("request")
+        if value and request is not None and not request.user.is_staff:
+            if value != request.user.get_username():
+                raise serializers.ValidationError(
+                    "you may ask only about your own jobs: leave user out (staff may name any user)"
+                )
+        return value
 
     def validate_time_limit_s(self, value: int) -> int:
         if value > max_time_limit():
@@ -198,6 +296,9 @@ class SiteJobSerializer(serializers.ModelSerializer):
             "arrived_at",
             "release_at",
             "submitted_at",
+            "started_at",
+            "ended_at",
+            "in_doubt",
             "backend_job_id",
             "backend_state",
             "tag",

@@ -11,7 +11,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthentic
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from holdqueue.models import Site
+from holdqueue.models import Site, SiteJob
 from holdqueue.serializers import (
     HeldJobSerializer,
     JobCreateSerializer,
@@ -26,22 +26,32 @@ from holdqueue.serializers import (
 )
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live, predict, sites
+from holdqueue.services.idempotency import clean_key
 
 IDEMPOTENCY = OpenApiParameter(
     "Idempotency-Key",
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
     required=False,
-    description="A retried POST with the same key returns the first answer (no second job).",
+    description="A retried POST with the same key and body returns the first answer (no second "
+    "job); at most 200 printable characters. 409 if the body differs or the first request is "
+    "still being submitted.",
 )
 JOB_ID = OpenApiParameter("jid", OpenApiTypes.INT, OpenApiParameter.PATH)
 
 
 class StaffCreates(BasePermission):
-    message = "Only staff users create sites."
+    message = "Only staff users create or delete sites."
 
     def has_permission(self, request, view) -> bool:  # noqa: ANN001
-        return request.method in SAFE_METHODS or view.action != "create" or request.user.is_staff
+        if request.method in SAFE_METHODS or view.action not in ("create", "destroy"):
+            return True
+        return bool(request.user.is_staff)
+
+
+def job_status(job: SiteJob) -> int:
+    """201/200 normally; 202 while the batch system's answer is still being checked."""
+    return status.HTTP_202_ACCEPTED if job.state == SiteJob.SUBMITTING else status.HTTP_200_OK
 
 
 class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -57,6 +67,15 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         body = SiteSerializer(site, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
+    @extend_schema(
+        parameters=[OpenApiParameter("force", OpenApiTypes.BOOL, OpenApiParameter.QUERY)],
+        responses={204: None, 409: OpenApiTypes.OBJECT},
+    )
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        force = request.query_params.get("force", "").lower() in ("1", "true", "yes")
+        sites.delete_site(self.get_object(), force=force)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
     @extend_schema(responses={200: SiteStatusSerializer, 503: OpenApiTypes.OBJECT})
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         site = self.get_object()
@@ -71,9 +90,10 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     @extend_schema(request=PredictSerializer, responses={200: SitePredictAnswerSerializer})
     @action(detail=True, methods=["post"])
     def predict(self, request: Request, pk: str | None = None) -> Response:
-        query = PredictSerializer(data=request.data)
+        site = self.get_object()
+        query = PredictSerializer(data=request.data, context={"site": site, "request": request})
         query.is_valid(raise_exception=True)
-        answer = predict.predict_for_query(self.get_object(), request.user, query.validated_data)
+        answer = predict.predict_for_query(site, request.user, query.validated_data)
         return Response(SitePredictAnswerSerializer(answer).data)
 
     @extend_schema(responses={200: HeldJobSerializer(many=True)})
@@ -87,7 +107,12 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         methods=["POST"],
         request=JobCreateSerializer,
         parameters=[IDEMPOTENCY],
-        responses={201: SiteJobSerializer, 503: OpenApiTypes.OBJECT},
+        responses={
+            201: SiteJobSerializer,
+            202: SiteJobSerializer,
+            409: OpenApiTypes.OBJECT,
+            503: OpenApiTypes.OBJECT,
+        },
     )
     @action(detail=True, methods=["get", "post"])
     def jobs(self, request: Request, pk: str | None = None) -> Response:
@@ -97,10 +122,11 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
             return self.get_paginated_response(SiteJobSerializer(page, many=True).data)
         data = JobCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        key = request.headers.get("Idempotency-Key") or None
+        key = clean_key(request.headers)
         job, created = job_services.submit_job(site, request.user, data.validated_data, key)
         headers = {} if created else {"Idempotent-Replayed": "true"}
-        return Response(SiteJobSerializer(job).data, status=201, headers=headers)
+        code = status.HTTP_202_ACCEPTED if job.state == SiteJob.SUBMITTING else 201
+        return Response(SiteJobSerializer(job).data, status=code, headers=headers)
 
     @extend_schema(parameters=[JOB_ID], responses={200: SiteJobSerializer})
     @action(detail=True, methods=["get"], url_path=r"jobs/(?P<jid>[0-9]+)")
@@ -108,13 +134,22 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         job = job_services.get_job(self.get_object(), request.user, int(jid))
         return Response(SiteJobSerializer(job).data)
 
-    @extend_schema(request=None, parameters=[JOB_ID], responses={200: SiteJobSerializer})
+    @extend_schema(
+        request=None,
+        parameters=[JOB_ID],
+        responses={200: SiteJobSerializer, 202: SiteJobSerializer},
+    )
     @action(detail=True, methods=["post"], url_path=r"jobs/(?P<jid>[0-9]+)/release")
     def release(self, request: Request, pk: str | None = None, jid: str = "") -> Response:
         job = job_services.get_job(self.get_object(), request.user, int(jid))
-        return Response(SiteJobSerializer(job_services.release_now(job)).data)
+        released = job_services.release_now(job)
+        return Response(SiteJobSerializer(released).data, status=job_status(released))
 
-    @extend_schema(request=None, parameters=[JOB_ID], responses={200: SiteJobSerializer})
+    @extend_schema(
+        request=None,
+        parameters=[JOB_ID],
+        responses={200: SiteJobSerializer, 409: OpenApiTypes.OBJECT, 502: OpenApiTypes.OBJECT},
+    )
     @action(detail=True, methods=["post"], url_path=r"jobs/(?P<jid>[0-9]+)/cancel")
     def cancel(self, request: Request, pk: str | None = None, jid: str = "") -> Response:
         job = job_services.get_job(self.get_object(), request.user, int(jid))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db.models import ProtectedError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import status
@@ -50,9 +51,17 @@ class ServiceUnavailable(QueuecastError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
 
 
+def in_use_message(exc: ProtectedError) -> str:
+    """A row other rows still need (``on_delete=PROTECT``), named by who needs it."""
+    users = sorted({f"{o._meta.verbose_name} {o}" for o in exc.protected_objects})
+    return f"it is in use by {', '.join(users)}: delete or change those first"
+
+
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, QueuecastError):
         return Response({"detail": exc.detail, **exc.context}, status=exc.status_code)
+    if isinstance(exc, ProtectedError):
+        return Response({"detail": in_use_message(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):
         return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     return drf_exception_handler(exc, context)

@@ -197,9 +197,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # unacknowledged (a killed worker's ingest is retried; claims make a duplicate harmless).
 # Short is safe: a redelivered message finds its row leased by a live worker and stops
 # (queuecast/longrun.py), so only a dead worker's message is run again.
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("QUEUECAST_CELERY_VISIBILITY_TIMEOUT", 300, minimum=60)
-}
+QUEUECAST_CELERY_VISIBILITY_TIMEOUT = env_int(
+    "QUEUECAST_CELERY_VISIBILITY_TIMEOUT", 300, minimum=60
+)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": QUEUECAST_CELERY_VISIBILITY_TIMEOUT}
+# A broker that goes away (a Redis restart) is waited for, at start-up and later, for ever:
+# the worker and its beat must outlive it (docs/operations.md, compose adds `restart:`).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 
 # --- long-run lifecycle (queuecast/longrun.py, docs/operations.md) --------------------------
 QUEUECAST_RUN_HEARTBEAT_S = env_int("QUEUECAST_RUN_HEARTBEAT_S", 10, minimum=1)
@@ -222,6 +227,12 @@ QUEUECAST_RELEASE_ATTEMPTS = env_int("QUEUECAST_RELEASE_ATTEMPTS", 3, minimum=1)
 QUEUECAST_RELEASE_RETRY_S = env_int("QUEUECAST_RELEASE_RETRY_S", 30, minimum=1)
 QUEUECAST_MAX_SCRIPT_BYTES = env_int("QUEUECAST_MAX_SCRIPT_BYTES", 65536, minimum=64)
 QUEUECAST_MAX_TIME_LIMIT_S = env_int("QUEUECAST_MAX_TIME_LIMIT_S", 30 * 86400, minimum=60)
+# A held job's Celery ETA task is queued only when its release is this close: Redis hands an
+# unacknowledged message out again every visibility timeout, so a longer ETA would be
+# redelivered (and held in memory) once per timeout. The sweep queues it when it gets close.
+QUEUECAST_RELEASE_TASK_HORIZON_S = QUEUECAST_CELERY_VISIBILITY_TIMEOUT // 2
+# Threads of the embedded sweeper (manage.py sweep_holdqueue --loop): one hung sbatch holds one.
+QUEUECAST_SWEEP_THREADS = env_int("QUEUECAST_SWEEP_THREADS", 4, minimum=1)
 CELERY_BEAT_SCHEDULE["sweep-holdqueue"] = {
     "task": "holdqueue.tasks.sweep_holdqueue",
     "schedule": QUEUECAST_HOLD_SWEEP_S,

@@ -39,6 +39,20 @@ def worker_database_url() -> str:
     return urlunparse(url._replace(path="/" + connection.settings_dict["NAME"]))
 
 
+def route_to(queue: str) -> str:
+    """Send this process's tasks to ``queue``; returns the queue they went to before.
+
+    With celery 5.6 the Django settings' name (``CELERY_TASK_DEFAULT_QUEUE``) wins over the
+    plain one, and the task sender keeps the default queue it was built with: both names
+    are set and the cached sender is dropped so the change takes effect.
+    """
+    previous = celery_app.conf.task_default_queue
+    celery_app.conf.task_default_queue = queue
+    celery_app.conf.CELERY_TASK_DEFAULT_QUEUE = queue
+    celery_app.amqp.__dict__.pop("send_task_message", None)
+    return previous
+
+
 def require_real_services() -> None:
     if connection.vendor != "postgresql":
         pytest.fail("QUEUECAST_WORKER_TESTS=1 needs DATABASE_URL=postgres://...")
@@ -63,8 +77,7 @@ def celery_worker(
     """
     require_real_services()
     queue = f"queuecast-test-{uuid.uuid4().hex[:8]}"
-    default_queue = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = queue
+    default_queue = route_to(queue)
     test_settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
     env = {
         **os.environ,
@@ -82,7 +95,7 @@ def celery_worker(
     try:
         yield log
     finally:
-        celery_app.conf.task_default_queue = default_queue
+        route_to(default_queue)
         process.terminate()
         try:
             process.wait(timeout=30)

@@ -13,13 +13,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
+from django.db.models import ProtectedError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
 from queuecast import charts, humanize
-from queuecast.errors import QueuecastError
+from queuecast.errors import QueuecastError, in_use_message
 from queuecast.longrun import Status
 from traces import services
 from traces.core.dashboard import dashboard
@@ -141,7 +142,11 @@ def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_object_or_404(Trace, pk=pk)
     if not can_change(request.user, trace):
         raise PermissionDenied("Only the trace's owner or a staff user may delete it.")
-    trace.delete()
+    try:
+        trace.delete()
+    except ProtectedError as exc:  # a live site replays it
+        messages.error(request, f"{trace.name} was not deleted: {in_use_message(exc)}.")
+        return redirect("traces:trace-detail", pk=trace.pk)
     messages.info(request, f"Deleted {trace.name}.")
     return redirect("traces:trace-list")
 

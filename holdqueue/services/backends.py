@@ -10,6 +10,7 @@ import datetime as dt
 from functools import lru_cache
 
 import numpy as np
+from django.conf import settings
 from django.utils import timezone
 
 from holdqueue.core.backends.base import (
@@ -25,8 +26,22 @@ from holdqueue.services.errors import BackendDown
 from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import LiveJob
 
-SLURM_KEYS = ("slurm_conf", "timeout_s", "workdir", "submit_as_owner", "accounting")
+SLURM_KEYS = (
+    "slurm_conf",
+    "timeout_s",
+    "workdir",
+    "submit_as_owner",
+    "accounting",
+    "export_env",
+    "allowed_directives",
+)
 SIMULATED_KEYS = ("speed", "runtime_fraction")
+
+
+def max_timeout_s() -> float:
+    """A tool's time limit stays under half the submit lease: a submission still in flight
+    is never taken for a lost one (``QUEUECAST_SUBMIT_LEASE_S``)."""
+    return max(float(getattr(settings, "QUEUECAST_SUBMIT_LEASE_S", 60)) / 2.0, 1.0)
 
 
 class DatabaseStore:
@@ -87,8 +102,11 @@ def _background(trace_id: int) -> Background:
 def backend_for(site: Site) -> Backend:
     """The backend object of ``site`` (cheap to build; build one per call)."""
     config = site.config or {}
+    if site.broken:
+        raise BackendDown(f"site {site.name} is broken: {site.broken}", site=site.name)
     if site.backend == "slurm":
         options = {k: config[k] for k in SLURM_KEYS if k in config}
+        options["timeout_s"] = min(float(options.get("timeout_s", 20.0)), max_timeout_s())
         return make_backend("slurm", partition=site.partition, **options)
     if site.trace_id is None:
         raise BackendDown(f"simulated site {site.name} has no trace to replay", site=site.name)

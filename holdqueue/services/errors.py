@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from queuecast.errors import ConflictError, InvalidInput, NotFoundError, ServiceUnavailable
+from rest_framework import status
+
+from queuecast.errors import (
+    ConflictError,
+    InvalidInput,
+    NotFoundError,
+    QueuecastError,
+    ServiceUnavailable,
+)
 
 
 class BackendDown(ServiceUnavailable):
     """The site's batch system did not answer; ``detail`` carries its message."""
+
+
+class BackendRefused(QueuecastError):
+    """The batch system answered with an error we cannot act on (502, its message)."""
+
+    status_code = status.HTTP_502_BAD_GATEWAY
 
 
 class SiteNotFound(NotFoundError):
@@ -23,3 +37,11 @@ class BadJob(InvalidInput):
 
 class WrongState(ConflictError):
     pass
+
+
+class SiteBroken(ConflictError):
+    """The site cannot take jobs (its trace is gone...): ``detail`` says why."""
+
+
+class InProgress(ConflictError):
+    """A request with this Idempotency-Key is still being answered: retry shortly."""

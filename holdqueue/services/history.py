@@ -11,7 +11,8 @@ import pandas as pd
 from django.db import transaction
 
 from holdqueue.core.backends.base import BackendJob
-from holdqueue.models import SiteHistory, SiteJob
+from holdqueue.models import SiteHistory
+from holdqueue.services import jobstate
 from holdqueue.services.backends import site_seconds, user_number
 from traces.core.swf import INT_FIELDS, SWF_FIELDS
 
@@ -74,7 +75,16 @@ def history_rows(site, jobs: list[BackendJob]) -> list[SiteHistory]:  # noqa: AN
 
 
 def record_finished(site, finished: list[BackendJob], until: dt.datetime) -> int:  # noqa: ANN001
-    """Upsert finished jobs into the history, update our jobs' backend states; rows added."""
+    """Upsert finished jobs into the history, move our jobs to finished; rows added."""
+    return record_finished_and_extras(site, finished, until)[0]
+
+
+def record_finished_and_extras(
+    site,  # noqa: ANN001
+    finished: list[BackendJob],
+    until: dt.datetime,
+) -> tuple[int, list[BackendJob]]:
+    """:func:`record_finished`, plus the extra copies of our jobs seen among them."""
     rows = history_rows(site, finished)
     with transaction.atomic():
         known = set(
@@ -84,20 +94,15 @@ def record_finished(site, finished: list[BackendJob], until: dt.datetime) -> int
         )
         fresh = [r for r in rows if r.job_key not in known]
         SiteHistory.objects.bulk_create(fresh)
-        for j in finished:
-            if j.tag:
-                SiteJob.objects.filter(site=site, tag=j.tag).update(backend_state=j.outcome)
+        extras = jobstate.apply(site, finished)
         type(site).objects.filter(pk=site.pk).update(synced_until=until)
-    return len(fresh)
+    return len(fresh), extras
 
 
-def record_active(site, active: list[BackendJob]) -> None:  # noqa: ANN001
-    """Our submitted jobs' live states (PENDING, RUNNING...) as the backend reports them."""
-    for j in active:
-        if j.tag:
-            SiteJob.objects.filter(site=site, tag=j.tag).exclude(backend_state=j.outcome).update(
-                backend_state=j.outcome
-            )
+def record_active(site, active: list[BackendJob]) -> list[BackendJob]:  # noqa: ANN001
+    """Our jobs' live states (pending, running) as the backend reports them; returns the
+    extra copies of a job (same tag, another id)."""
+    return jobstate.apply(site, active)
 
 
 def sync_since(site) -> float:  # noqa: ANN001

@@ -2,16 +2,19 @@
 
 A job's ``state`` moves forward only, each move a conditional update on a locked row:
 
-    held --release--> submitting --backend accepted--> submitted
-      |                   |--backend refused--> failed (with the backend's message)
-      |                   `--backend down--> held again (retry), failed after N attempts
-      `--cancel--> cancelled                    submitted --cancel (scancel)--> cancelled
+    held --release--> submitting --accepted--> submitted --sync--> pending --> running --> finished
+      |                   |--refused--> failed (with the backend's message)
+      |                   |--not reached--> held again (retry), failed after N attempts
+      |                   `--unknown (timeout)--> submitting, in doubt: looked up by tag
+      `--cancel--> cancelled          submitted / pending / running --cancel (scancel)--> cancelled
 
 ``held -> submitting`` happens under ``select_for_update`` and only from ``held``, so of two
 workers releasing the same row one wins and the other sees ``submitting`` and stops: a job
 is submitted at most once. The row is committed in ``submitting`` *before* the backend is
-called, and the job carries its tag into the batch system, so a crash in between is
-reconciled from the tag by the sweep (``services/sweep.py``) instead of submitting again.
+called, and the job carries its tag into the batch system, so a crash or an unknown outcome
+is reconciled from the tag by the sweep (``services/outcomes.py``) instead of submitting
+again. A row is deleted only when the batch system certainly never got the job (an
+immediate submission it refused to even hear: 503, and no replay ever saw that row).
 """
 
 from __future__ import annotations
@@ -20,23 +23,32 @@ import datetime as dt
 import logging
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from holdqueue.core.backends.base import BackendUnavailable, JobSpec, SubmissionRejected
+from holdqueue.core.backends.base import BackendError, BackendUnavailable
+from holdqueue.core.directives import refused
 from holdqueue.core.holdqueue import shifted_release
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
-from holdqueue.services.errors import BackendDown, BadJob, JobNotFound, WrongState
+from holdqueue.services.accounts import run_as
+from holdqueue.services.conf import setting
+from holdqueue.services.errors import (
+    BackendDown,
+    BackendRefused,
+    BadJob,
+    JobNotFound,
+    SiteBroken,
+    WrongState,
+)
+from holdqueue.services.eta import schedule_release
+from holdqueue.services.idempotency import body_hash, replayed
 from holdqueue.services.live import decide_for_arrival
-from queuecast.longrun import task_named
+from holdqueue.services.outcomes import DOWN, attempt, mark_submitted, retry_or_fail
+
+__all__ = ["mark_submitted", "schedule_release", "setting"]  # re-exported for older imports
 
 log = logging.getLogger(__name__)
-
-
-def setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
 
 
 def visible_jobs(site: Site, user: Any) -> QuerySet[SiteJob]:
@@ -51,19 +63,36 @@ def get_job(site: Site, user: Any, job_id: int) -> SiteJob:
         raise JobNotFound(f"no job {job_id} of yours at site {site.name}") from None
 
 
-def script_of(data: dict[str, Any]) -> str:
-    """The batch script: ``script`` as given, or ``command`` wrapped in a sh script."""
-    script = data.get("script") or ""
-    if not script:
-        script = f"#!/bin/sh\n{data['command']}\n"
+def script_of(site: Site, data: dict[str, Any]) -> str:
+    """The batch script: ``script`` as given, or ``command`` wrapped in a sh script.
+
+    Slurm options inside it (``#SBATCH`` lines sbatch would read) are refused, naming the
+    line, unless the site allows them (``config.allowed_directives``).
+    """
+    field = "script" if data.get("script") else "command"
+    script = data.get("script") or f"#!/bin/sh\n{data['command']}\n"
     size = len(script.encode())
     limit = setting("QUEUECAST_MAX_SCRIPT_BYTES", 65536)
     if size > limit:
-        raise BadJob(f"script is {size} bytes, the limit is {limit}", field="script")
+        raise BadJob(f"script is {size} bytes, the limit is {limit}", field=field)
+    allowed = list((site.config or {}).get("allowed_directives") or [])
+    bad = refused(script, allowed)
+    if bad:
+        first = bad[0]
+        line = first.line - (1 if field == "command" else 0)
+        raise BadJob(
+            f"{field} line {line}: {first.text.strip()!r} sets Slurm options; Queuecast sets "
+            "the job's options itself (site "
+            f"{site.name} allows in scripts: {', '.join(allowed) or 'none'})",
+            field=field,
+            line=line,
+        )
     return script
 
 
 def check_request(site: Site, data: dict[str, Any]) -> None:
+    if site.broken:
+        raise SiteBroken(f"site {site.name} cannot take jobs: {site.broken}", site=site.name)
     procs = int(data["procs"])
     if not 1 <= procs <= site.machine_procs:
         raise BadJob(
@@ -78,28 +107,15 @@ def check_request(site: Site, data: dict[str, Any]) -> None:
 
 
 # --- create ---------------------------------------------------------------------------------
-def replayed(site: Site, user: Any, key: str | None, data: dict[str, Any]) -> SiteJob | None:
-    """The job a retried request (same Idempotency-Key) created, if any."""
-    if not key:
-        return None
-    job = SiteJob.objects.filter(site=site, owner=user, idempotency_key=key).first()
-    if job is not None and (job.procs_requested, job.time_limit_s) != (
-        int(data["procs"]),
-        int(data["time_limit_s"]),
-    ):
-        raise WrongState(
-            "Idempotency-Key was used for a different request", field="Idempotency-Key"
-        )
-    return job
-
-
 def submit_job(
     site: Site, user: Any, data: dict[str, Any], key: str | None
 ) -> tuple[SiteJob, bool]:
     """Decide, store and (now or later) submit; returns (job, created)."""
     check_request(site, data)
-    script = script_of(data)
-    previous = replayed(site, user, key, data)
+    script = script_of(site, data)
+    run_as(site, user)  # a site that runs jobs as their owners needs this user's account
+    digest = body_hash(data)
+    previous = replayed(site, user, key, digest)
     if previous is not None:
         return previous, False
     arrived = bk.now()
@@ -118,6 +134,7 @@ def submit_job(
         release_at=plan.release_at,
         decision=plan.record,
         idempotency_key=key or None,
+        request_hash=digest,
         state=SiteJob.HELD if plan.release_at else SiteJob.SUBMITTING,
     )
     try:
@@ -128,7 +145,7 @@ def submit_job(
                 job.save(update_fields=["head"])
                 transaction.on_commit(lambda: schedule_release(job))
     except IntegrityError:
-        again = replayed(site, user, key, data)
+        again = replayed(site, user, key, digest)
         if again is None:
             raise
         return again, False
@@ -138,58 +155,19 @@ def submit_job(
 
 
 def submit_now(job: SiteJob) -> None:
-    """Hand a job that was never held to the backend; a backend that is down leaves no row."""
-    try:
-        _send(job)
-    except BackendUnavailable as exc:
-        job.delete()
-        raise BackendDown(f"site {job.site.name}: {exc}", site=job.site.name) from exc
+    """Hand a job that was never held to the backend.
 
-
-def _spec(job: SiteJob) -> JobSpec:
-    return JobSpec(
-        tag=job.tag,
-        name=job.name,
-        procs=job.procs_chosen,
-        time_limit_s=job.time_limit_s,
-        script=job.script,
-        user=job.owner.get_username(),
-    )
-
-
-def _send(job: SiteJob) -> None:
-    """Submit a row in ``submitting``; record the id, or ``failed`` if the backend refused."""
-    try:
-        backend_id = bk.backend_for(job.site).submit(_spec(job))
-    except SubmissionRejected as exc:
-        SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING).update(
-            state=SiteJob.FAILED, error=str(exc)[:2000]
-        )
-        job.refresh_from_db()
-        return
-    mark_submitted(job, backend_id)
-
-
-def mark_submitted(job: SiteJob, backend_id: str) -> None:
-    SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING).update(
-        state=SiteJob.SUBMITTED, backend_job_id=backend_id, submitted_at=bk.now(), error=""
-    )
-    job.refresh_from_db()
+    Not reached (the controller is down): the row goes and the caller gets a 503 — safe,
+    since the batch system never had the job and replays never answer with an in-flight row.
+    Unknown outcome: the row stays (``submitting``, in doubt) for the sweep to look up.
+    """
+    outcome = attempt(job)
+    if outcome.kind == DOWN:
+        SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING, attempts=0).delete()
+        raise BackendDown(f"site {job.site.name}: {outcome.message}", site=job.site.name)
 
 
 # --- release --------------------------------------------------------------------------------
-def schedule_release(job: SiteJob) -> None:
-    """A Celery task at the release time (broker mode); the sweep covers everything else."""
-    if setting("CELERY_TASK_ALWAYS_EAGER", True):
-        return  # in-process: an eager task would run now, not at its ETA; the sweep releases
-    try:
-        task_named("holdqueue.tasks.release_site_job").apply_async((job.pk,), eta=job.release_at)
-    except Exception as exc:  # noqa: BLE001 - broker down: the row stays, the sweep releases it
-        log.warning(
-            "release task for job %s not queued (%s); the sweep will release it", job.pk, exc
-        )
-
-
 def claim_release(job_id: int, *, early: bool = False) -> SiteJob | None:
     """``held -> submitting`` under a row lock when due (or ``early``); None if not ours."""
     with transaction.atomic():
@@ -210,10 +188,9 @@ def release_job(job_id: int, *, early: bool = False) -> SiteJob | None:
     job = claim_release(job_id, early=early)
     if job is None:
         return None
-    try:
-        _send(job)
-    except BackendUnavailable as exc:
-        retry_or_fail(job, str(exc))
+    outcome = attempt(job)
+    if outcome.kind == DOWN:
+        retry_or_fail(job, outcome.message)
     return job
 
 
@@ -233,22 +210,6 @@ def release_now(job: SiteJob) -> SiteJob:
     if released.state == SiteJob.HELD:  # the backend was down: held again, say why
         raise BackendDown(f"site {job.site.name}: {released.error}", site=job.site.name)
     return released
-
-
-def retry_or_fail(job: SiteJob, message: str) -> None:
-    """The backend was down at release: hold again a little later, or fail after N tries."""
-    if job.attempts >= setting("QUEUECAST_RELEASE_ATTEMPTS", 3):
-        SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING).update(
-            state=SiteJob.FAILED, error=message[:2000]
-        )
-    else:
-        retry_at = bk.now() + dt.timedelta(seconds=setting("QUEUECAST_RELEASE_RETRY_S", 30))
-        SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING).update(
-            state=SiteJob.HELD, release_at=retry_at, error=message[:2000]
-        )
-    job.refresh_from_db()
-    if job.state == SiteJob.HELD:
-        schedule_release(job)
 
 
 def shift_followers(head: SiteJob, new_release: dt.datetime) -> None:
@@ -271,22 +232,31 @@ def shift_followers(head: SiteJob, new_release: dt.datetime) -> None:
 
 # --- cancel ---------------------------------------------------------------------------------
 def cancel_job(job: SiteJob) -> SiteJob:
+    """Held: never submitted. In the batch system: ``scancel``; its errors say what failed."""
     with transaction.atomic():
         job = SiteJob.objects.select_for_update().select_related("site").get(pk=job.pk)
         if job.state == SiteJob.HELD:
             job.state = SiteJob.CANCELLED
             job.save(update_fields=["state", "updated_at"])
             return job
-        if job.state != SiteJob.SUBMITTED:
+        if job.state not in SiteJob.IN_BATCH:
+            soon = job.state == SiteJob.SUBMITTING
             raise WrongState(
-                f"job {job.pk} is {job.state}; only held or submitted jobs cancel", field="state"
+                f"job {job.pk} is {job.state}; only held jobs and jobs in the batch system "
+                f"cancel{': try again in a moment' if soon else ''}",
+                field="state",
             )
     try:
         bk.backend_for(job.site).cancel(job.backend_job_id)
     except BackendUnavailable as exc:
         raise BackendDown(f"site {job.site.name}: {exc}", site=job.site.name) from exc
-    SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTED).update(
-        state=SiteJob.CANCELLED, backend_state="CANCELLED"
+    except BackendError as exc:
+        raise BackendRefused(
+            f"site {job.site.name} refused to cancel job {job.backend_job_id}: {exc}",
+            site=job.site.name,
+        ) from exc
+    SiteJob.objects.filter(pk=job.pk, state__in=SiteJob.IN_BATCH).update(
+        state=SiteJob.CANCELLED, backend_state="CANCELLED", updated_at=bk.now()
     )
     job.refresh_from_db()
     return job

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from django.db import transaction
+from django.db import models, transaction
 
-from holdqueue.models import Site, SiteHistory
+from holdqueue.models import Site, SiteHistory, SiteJob
 from holdqueue.services import backends as bk
-from holdqueue.services.errors import BadJob
+from holdqueue.services.errors import BadJob, WrongState
 from traces.models import Trace
 
 
@@ -84,3 +84,27 @@ def warm_history(site: Site, trace: Trace) -> int:
     ]
     SiteHistory.objects.bulk_create(rows, batch_size=5000)
     return len(rows)
+
+
+def delete_site(site: Site, *, force: bool = False) -> None:
+    """Staff delete a site with its jobs and history (409 while jobs are still live).
+
+    Held and submitting jobs would be lost and jobs in the batch system would run on
+    untracked: the site is deleted only without them, or with ``force`` (its held jobs are
+    then never submitted, and jobs in the batch system run on without Queuecast).
+    """
+    live = dict(
+        SiteJob.objects.filter(site=site)
+        .exclude(state__in=(SiteJob.FINISHED, SiteJob.CANCELLED, SiteJob.FAILED))
+        .values_list("state")
+        .annotate(n=models.Count("id"))
+    )
+    if live and not force:
+        counts = ", ".join(f"{n} {state}" for state, n in sorted(live.items()))
+        raise WrongState(
+            f"site {site.name} still has jobs ({counts}): cancel them or wait, or delete with "
+            "force=true (held jobs are then never submitted; jobs in the batch system run on "
+            "untracked)",
+            field="jobs",
+        )
+    site.delete()

@@ -1,59 +1,88 @@
-"""The periodic sweep: release every held job that is due (a lost ETA task or a restart
-loses nothing), reconcile jobs stuck in ``submitting`` from their tags, and keep each
-site's history and our jobs' backend states in step with the batch system.
+"""The periodic sweep: settle broken sites, release every held job that is due (a lost ETA
+task or a restart loses nothing), look jobs stuck in ``submitting`` up by their tags, queue
+the release tasks that came close, and keep each site's history and our jobs' states in step
+with the batch system.
+
+One bad site or row never stops the others: every job and every site is handled on its own,
+and its exception is logged, counted (``errors`` in the result; ``Site.last_error`` and
+``Site.error_count`` for a site) and retried at the next pass. A job whose release raised is
+left ``submitting`` and looked up by tag after the lease like any other.
 
 Runs from Celery beat in broker mode and from ``manage.py sweep_holdqueue --loop`` (started
-by ``scripts/serve``) in the embedded mode.
+by ``scripts/serve``) in the embedded mode, where ``services/sweeper.py`` runs the same steps
+in a thread pool (``sweep_forever``) so one hung ``sbatch`` holds one thread, not every release.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
+from collections.abc import Callable
 from typing import Any
 
-from django.db import transaction
+from django.db.models import F
 
-from holdqueue.core.backends.base import BackendUnavailable
+from holdqueue.core.backends.base import FINISHED, BackendError, BackendUnavailable
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
-from holdqueue.services.history import record_active, record_finished, sync_since
-from holdqueue.services.jobs import mark_submitted, release_job, setting
+from holdqueue.services.conf import setting
+from holdqueue.services.errors import BackendDown
+from holdqueue.services.eta import queue_upcoming
+from holdqueue.services.health import check_site
+from holdqueue.services.history import record_active, record_finished_and_extras, sync_since
+from holdqueue.services.jobs import release_job
+from holdqueue.services.jobstate import note_extra_copy
+from holdqueue.services.outcomes import reconcile
 
 log = logging.getLogger(__name__)
+WAITING_FOR_BACKEND = (BackendUnavailable, BackendDown)
 
 
-def release_due(limit: int = 500) -> int:
-    """Release the held jobs whose time has come, oldest first; returns how many went."""
+def due_ids(limit: int = 500) -> list[int]:
     due = SiteJob.objects.filter(state=SiteJob.HELD, release_at__lte=bk.now())
-    ids = list(due.order_by("release_at", "id").values_list("id", flat=True)[:limit])
-    return sum(release_job(pk) is not None for pk in ids)
+    return list(due.order_by("release_at", "id").values_list("id", flat=True)[:limit])
 
 
-def reconcile_submitting() -> int:
-    """Jobs left in ``submitting`` longer than the lease: find them by tag, else hold again.
-
-    The lease exceeds the backend's command timeout, so a submission still in flight is never
-    taken for a lost one.
-    """
+def stale_ids(limit: int = 500) -> list[int]:
+    """Rows in ``submitting`` for longer than the lease (which exceeds any tool's timeout,
+    so a submission still in flight is never taken for a lost one)."""
     lease = dt.timedelta(seconds=setting("QUEUECAST_SUBMIT_LEASE_S", 60))
     stale = SiteJob.objects.filter(state=SiteJob.SUBMITTING, updated_at__lt=bk.now() - lease)
-    fixed = 0
-    for job in stale.select_related("site", "owner"):
+    return list(stale.order_by("updated_at", "id").values_list("id", flat=True)[:limit])
+
+
+def each(ids: list[Any], step: Callable[[Any], Any], what: str, errors: list[str]) -> int:
+    """``step`` on every item, each on its own; how many returned something true."""
+    done = 0
+    for item in ids:
         try:
-            found = bk.backend_for(job.site).find(job.tag, job.arrived_at.timestamp() - 60)
-        except BackendUnavailable:
-            continue
-        if found is not None:
-            mark_submitted(job, found.backend_id)
-        else:
-            with transaction.atomic():
-                SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING).update(
-                    state=SiteJob.HELD, release_at=bk.now()
-                )
-        fixed += 1
-    return fixed
+            done += bool(step(item))
+        except WAITING_FOR_BACKEND as exc:
+            log.info("%s %s waits for its batch system: %s", what, item, exc)
+        except Exception as exc:  # noqa: BLE001 - one bad row never stops the others
+            log.exception("sweep: %s %s failed", what, item)
+            errors.append(f"{what} {item}: {exc}")
+            if isinstance(item, int):
+                SiteJob.objects.filter(pk=item).update(error=f"sweep: {exc}"[:2000])
+    return done
+
+
+def release_due(limit: int = 500, errors: list[str] | None = None) -> int:
+    """Release the held jobs whose time has come, oldest first; returns how many went."""
+    return each(due_ids(limit), release_job, "release of job", _list(errors))
+
+
+def reconcile_one(job_id: int) -> bool:
+    job = SiteJob.objects.select_related("site", "owner").get(pk=job_id)
+    if job.state != SiteJob.SUBMITTING:
+        return False
+    reconcile(job)
+    return True
+
+
+def reconcile_submitting(errors: list[str] | None = None) -> int:
+    """Jobs left in ``submitting`` longer than the lease: found by tag, held again, or failed."""
+    return each(stale_ids(), reconcile_one, "lookup of job", _list(errors))
 
 
 def sync_site(site: Site) -> dict[str, Any]:
@@ -62,39 +91,76 @@ def sync_site(site: Site) -> dict[str, Any]:
     until = bk.now()
     active = backend.active()
     finished = backend.finished_since(sync_since(site))
-    record_active(site, active)
-    added = record_finished(site, finished, until)
+    extras = record_active(site, active)
+    added, more = record_finished_and_extras(site, finished, until)
+    for j in {e.backend_id: e for e in extras + more}.values():
+        try:
+            if j.state != FINISHED:
+                backend.cancel(j.backend_id)
+            note_extra_copy(site, j, cancelled=True)
+        except BackendError as exc:
+            note_extra_copy(site, j, cancelled=False, why=str(exc))
     return {"site": site.name, "active": len(active), "history_added": added}
 
 
-def sync_sites(min_interval_s: float) -> list[dict[str, Any]]:
-    """Sync every site last synced more than ``min_interval_s`` ago; a down site is skipped."""
+def sites_to_sync(min_interval_s: float) -> list[Site]:
     cutoff = bk.now() - dt.timedelta(seconds=min_interval_s)
-    out = []
-    for site in Site.objects.all():
-        if site.synced_until and site.synced_until > cutoff:
-            continue
-        try:
-            out.append(sync_site(site))
-        except (BackendUnavailable, bk.BackendDown) as exc:
-            log.warning("sync of site %s skipped: %s", site.name, exc)
+    return [
+        s
+        for s in Site.objects.filter(broken="")
+        if not (s.synced_until and s.synced_until > cutoff)
+    ]
+
+
+def sync_one(site: Site) -> dict[str, Any]:
+    """:func:`sync_site`, with the site's failure recorded (and cleared when it works)."""
+    try:
+        result = sync_site(site)
+    except Exception as exc:
+        Site.objects.filter(pk=site.pk).update(
+            last_error=str(getattr(exc, "detail", exc))[:2000], error_count=F("error_count") + 1
+        )
+        raise
+    if site.error_count:
+        Site.objects.filter(pk=site.pk).update(last_error="", error_count=0)
+    return result
+
+
+def sync_sites(min_interval_s: float, errors: list[str] | None = None) -> list[dict[str, Any]]:
+    """Sync every site last synced more than ``min_interval_s`` ago, each on its own."""
+    out: list[dict[str, Any]] = []
+
+    def step(site: Site) -> bool:
+        out.append(sync_one(site))
+        return True
+
+    each(sites_to_sync(min_interval_s), step, "sync of site", _list(errors))
     return out
 
 
+def check_sites(errors: list[str] | None = None) -> int:
+    """Mark broken sites (and fail their held jobs); how many are broken."""
+    return each(list(Site.objects.all()), check_site, "check of site", _list(errors))
+
+
 def sweep() -> dict[str, Any]:
-    """One pass: releases first (they are time-critical), then reconciliation and sync."""
-    released = release_due()
-    reconciled = reconcile_submitting()
-    synced = sync_sites(setting("QUEUECAST_SITE_SYNC_S", 60))
-    return {"released": released, "reconciled": reconciled, "synced": len(synced)}
+    """One pass: broken sites, releases (time-critical), lookups, tasks, then sync."""
+    errors: list[str] = []
+    broken = check_sites(errors)
+    released = release_due(errors=errors)
+    reconciled = reconcile_submitting(errors)
+    queued: list[int] = []
+    each([None], lambda _: queued.append(queue_upcoming()), "queueing of release tasks", errors)
+    synced = sync_sites(setting("QUEUECAST_SITE_SYNC_S", 60), errors)
+    return {
+        "released": released,
+        "reconciled": reconciled,
+        "queued": sum(queued),
+        "synced": len(synced),
+        "broken_sites": broken,
+        "errors": len(errors),
+    }
 
 
-def sweep_forever(every_s: float, stop: Any = None) -> None:  # pragma: no cover - a loop
-    """The embedded mode's sweeper: ``sweep()`` every ``every_s`` seconds until ``stop()``."""
-    while stop is None or not stop():
-        started = time.monotonic()
-        try:
-            sweep()
-        except Exception:  # noqa: BLE001 - the loop must outlive one bad pass
-            log.exception("hold-queue sweep failed")
-        time.sleep(max(every_s - (time.monotonic() - started), 0.1))
+def _list(errors: list[str] | None) -> list[str]:
+    return errors if errors is not None else []

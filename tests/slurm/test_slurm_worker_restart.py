@@ -28,9 +28,8 @@ from django.utils import timezone
 
 from holdqueue.models import SiteJob
 from holdqueue.services.jobs import schedule_release
-from queuecast.celery import app as celery_app
 from tests.slurm.conftest import slurm_jobs_tagged
-from tests.worker_support import require_real_services, worker_database_url
+from tests.worker_support import require_real_services, route_to, worker_database_url
 
 pytestmark = [
     pytest.mark.slurm,
@@ -116,10 +115,9 @@ class Worker:
 @pytest.fixture
 def queue():
     name = f"queuecast-test-{uuid.uuid4().hex[:8]}"
-    default = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = name
+    default = route_to(name)
     yield name
-    celery_app.conf.task_default_queue = default
+    route_to(default)
 
 
 def hold(site, owner, name: str, release_at: dt.datetime) -> SiteJob:  # noqa: ANN001
@@ -176,7 +174,8 @@ def test_sigkilled_worker_loses_no_release_and_two_workers_release_each_job_once
         logs = "\n".join(w.log.read_text(errors="replace")[-1500:] for w in workers)
         for job in jobs:
             job.refresh_from_db()
-            assert job.state == "submitted" and job.attempts == 1, (job.state, job.error, logs)
+            # submitted, and maybe synced since (pending/running): in the batch system once
+            assert job.state in SiteJob.IN_BATCH and job.attempts == 1, (job.state, job.error, logs)
             assert len(slurm_jobs_tagged(slurm_conf, job.tag)) == 1, "released twice"
             late = (job.submitted_at - max(job.release_at, ready)).total_seconds()
             assert job.submitted_at >= job.release_at and late <= BOUND_S, (

@@ -36,6 +36,12 @@ class SubmissionRejected(BackendError):
     """The batch system answered and refused the job (bad partition, size, limit...)."""
 
 
+class SubmissionUncertain(BackendUnavailable):
+    """A submission whose outcome is unknown: the tool timed out or the answer was cut off
+    after the request may have reached the controller. The job may exist: it must be looked
+    up by its tag (:meth:`Backend.find`) before it is ever submitted again or given up."""
+
+
 @dataclass(frozen=True)
 class JobSpec:
     """What to submit.
@@ -44,7 +50,9 @@ class JobSpec:
     procs : processors (Slurm tasks of one CPU each).
     time_limit_s : wall-time limit, seconds (>= 1).
     script : the batch script's text (starts with ``#!``); given to the batch system as a file.
-    user : the owner's name, for a backend that submits on the user's behalf.
+    user : the owner's Queuecast name (shown by a simulated cluster; never an account).
+    run_as : the cluster account to run the job as (a site that submits as each owner maps
+        users to accounts in an explicit table); '' = the service's own account.
     """
 
     tag: str
@@ -53,6 +61,7 @@ class JobSpec:
     time_limit_s: int
     script: str
     user: str = ""
+    run_as: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,9 @@ class BackendJob:
 class Backend(ABC):
     """A batch system Queuecast submits to.
 
-    Every method may raise :class:`BackendUnavailable`; ``submit`` may raise
-    :class:`SubmissionRejected`.
+    Every method may raise :class:`BackendUnavailable` (the request did not reach the batch
+    system); ``submit`` may raise :class:`SubmissionRejected` (it answered no) or
+    :class:`SubmissionUncertain` (it may have the job: look it up by tag first).
     """
 
     name = "base"

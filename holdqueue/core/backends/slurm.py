@@ -13,16 +13,29 @@ finished job for ``MinJobAge`` seconds after it ends).
 A controller that is down shows up three ways, all mapped to :class:`BackendUnavailable`: a
 non-zero exit saying it cannot contact the controller (``sbatch``, ``scancel``), a JSON
 answer whose ``errors`` list is not empty (``squeue --json`` exits 0 then), or no answer
-within ``timeout_s``.
+within ``timeout_s``. For ``sbatch`` the last one is different: the controller may have taken
+the job before the answer was lost, so a timeout, a cut-off answer or a missing job id is a
+:class:`SubmissionUncertain` and the job is looked up by its tag before anything else.
+
+Nothing of the service reaches a job. The tools run with a minimal environment (``PATH``,
+``SLURM_CONF``, ``TZ``, ``LC_ALL=C`` and the names a site lists in ``export_env``), and
+``sbatch`` gets ``--export=NONE`` (or exactly those names), so neither the service's secrets
+nor an ``SBATCH_*`` variable can reach or reshape a job. ``--ignore-pbs`` stops ``#PBS`` and
+``#BSUB`` lines being read as options, and ``#SBATCH`` lines outside the site's
+``allowed_directives`` are turned into comments (``holdqueue.core.directives``; the API
+already refuses them with the line named). With ``submit_as_owner`` the job runs as the
+cluster account the site's table maps its owner to (``JobSpec.run_as``), never a raw name.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from holdqueue.core.backends.base import (
@@ -35,7 +48,9 @@ from holdqueue.core.backends.base import (
     BackendUnavailable,
     JobSpec,
     SubmissionRejected,
+    SubmissionUncertain,
 )
+from holdqueue.core.directives import neutralise
 
 _RUNNING_STATES = {"RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING", "STOPPED"}
 _WAITING_STATES = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"}
@@ -48,6 +63,28 @@ _UNAVAILABLE_HINTS = (
     "munge",
     "slurmdbd",
 )
+# sbatch errors after which the controller may hold the job all the same.
+_UNCERTAIN_HINTS = (
+    "socket timed out",
+    "zero bytes were transmitted",
+    "connection reset",
+    "broken pipe",
+)
+_GONE_HINTS = ("already completing or completed", "invalid job id specified")
+_JOB_ID = re.compile(r"^(\d+)(;\S+)?$")
+# A POSIX account name (never a number, so never a uid such as 0), and never root.
+ACCOUNT = re.compile(r"^[a-z_][a-z0-9_.-]{0,31}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def account_problem(account: str) -> str | None:
+    """Why ``account`` cannot be passed to ``sbatch --uid``, or None."""
+    if not ACCOUNT.match(account or ""):
+        return f"{account!r} is not a cluster account name (letters, digits, _ . -; not a number)"
+    if account == "root":
+        return "jobs never run as root"
+    return None
 
 
 def _time_limit(seconds: int) -> str:
@@ -85,6 +122,8 @@ class SlurmBackend(Backend):
     submit_as_owner : pass ``--uid=<owner>`` so the job runs as its owner (Queuecast must
         then run as root or SlurmUser); off: jobs run as Queuecast's own account.
     accounting : ``auto`` (use sacct when it answers), ``sacct`` or ``controller``.
+    export_env : names of the service's environment variables a job receives ('' = none).
+    allowed_directives : ``#SBATCH`` options a job script may set (the rest are neutralised).
     """
 
     name = "slurm"
@@ -97,34 +136,59 @@ class SlurmBackend(Backend):
         workdir: str = "",
         submit_as_owner: bool = False,
         accounting: str = "auto",
+        export_env: Sequence[str] = (),
+        allowed_directives: Sequence[str] = (),
     ) -> None:
         if accounting not in ("auto", "sacct", "controller"):
             raise ValueError(f"accounting must be auto, sacct or controller, got {accounting!r}")
+        bad = [n for n in export_env if not ENV_NAME.match(n)]
+        if bad:
+            raise ValueError(f"export_env holds names that are not variable names: {bad}")
         self.partition = partition
         self.slurm_conf = slurm_conf
         self.timeout_s = float(timeout_s)
         self.workdir = workdir or tempfile.gettempdir()
         self.submit_as_owner = submit_as_owner
         self.accounting = accounting
+        self.export_env = tuple(export_env)
+        self.allowed_directives = tuple(allowed_directives)
 
     # --- running the tools --------------------------------------------------------------
-    def _run(self, args: list[str]) -> str:
-        env = dict(os.environ)
-        if self.slurm_conf:
-            env["SLURM_CONF"] = self.slurm_conf
+    def _env(self) -> dict[str, str]:
+        """What the client tools see: no secret of the service (see the module docstring)."""
+        env = {"PATH": os.environ.get("PATH") or DEFAULT_PATH, "LC_ALL": "C"}
+        conf = self.slurm_conf or os.environ.get("SLURM_CONF", "")
+        if conf:
+            env["SLURM_CONF"] = conf
+        for name in ("TZ", *self.export_env):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        return env
+
+    def _run(self, args: list[str], *, submitting: bool = False) -> str:
+        """Run one tool; a submission whose fate is unknown is :class:`SubmissionUncertain`."""
+        unsure = SubmissionUncertain if submitting else BackendUnavailable
         try:
             done = subprocess.run(
-                args, capture_output=True, text=True, timeout=self.timeout_s, env=env, check=False
+                args,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_s,
+                env=self._env(),
+                check=False,
             )
         except FileNotFoundError as exc:
             raise BackendUnavailable(f"{args[0]} is not installed on this machine") from exc
         except subprocess.TimeoutExpired as exc:
-            raise BackendUnavailable(
+            raise unsure(
                 f"{args[0]} did not answer within {self.timeout_s:g} s (is slurmctld up?)"
             ) from exc
         if done.returncode != 0:
             message = (done.stderr or done.stdout).strip() or f"{args[0]} exited {done.returncode}"
-            if any(h in message.lower() for h in _UNAVAILABLE_HINTS):
+            lowered = message.lower()
+            if done.returncode < 0 or any(h in lowered for h in _UNCERTAIN_HINTS):
+                raise unsure(message)
+            if any(h in lowered for h in _UNAVAILABLE_HINTS):
                 raise BackendUnavailable(message)
             raise BackendError(message)
         return done.stdout
@@ -143,10 +207,13 @@ class SlurmBackend(Backend):
         return data
 
     # --- the contract -------------------------------------------------------------------
-    def submit(self, spec: JobSpec) -> str:
+    def submit_args(self, spec: JobSpec) -> list[str]:
+        """``sbatch``'s options: Queuecast's own, all on the command line (they win)."""
         args = [
             "sbatch",
             "--parsable",
+            "--ignore-pbs",
+            f"--export={','.join(self.export_env) or 'NONE'}",
             f"--job-name={spec.name or spec.tag}",
             f"--ntasks={int(spec.procs)}",
             f"--time={_time_limit(spec.time_limit_s)}",
@@ -155,22 +222,40 @@ class SlurmBackend(Backend):
         ]
         if self.partition:
             args.append(f"--partition={self.partition}")
-        if self.submit_as_owner and spec.user:
-            args.append(f"--uid={spec.user}")
+        if self.submit_as_owner:
+            problem = account_problem(spec.run_as)
+            if problem:
+                raise SubmissionRejected(f"submit_as_owner: {problem}")
+            args.append(f"--uid={spec.run_as}")
+        return args
+
+    def submit(self, spec: JobSpec) -> str:
+        args = self.submit_args(spec)
         with tempfile.NamedTemporaryFile("w", suffix=".sh", prefix="queuecast-") as script:
-            script.write(spec.script)
+            script.write(neutralise(spec.script, self.allowed_directives))
             script.flush()
             try:
-                out = self._run([*args, script.name])
+                out = self._run([*args, script.name], submitting=True)
             except BackendUnavailable:
                 raise
             except BackendError as exc:
                 raise SubmissionRejected(str(exc)) from exc
-        # --parsable prints "jobid" or "jobid;cluster".
-        return out.strip().split(";")[0]
+        # --parsable prints "jobid" or "jobid;cluster"; anything else leaves the job in doubt.
+        match = _JOB_ID.match(out.strip())
+        if match is None:
+            raise SubmissionUncertain(f"sbatch printed no job id: {out.strip()[:200]!r}")
+        return match.group(1)
 
     def cancel(self, backend_id: str) -> None:
-        self._run(["scancel", str(backend_id)])
+        try:
+            self._run(["scancel", str(backend_id)])
+        except BackendUnavailable:
+            raise
+        except BackendError as exc:
+            # Older Slurm exits 1 for a job that has ended or been purged: it is gone.
+            if any(h in str(exc).lower() for h in _GONE_HINTS):
+                return
+            raise
 
     def _squeue(self, *extra: str) -> list[BackendJob]:
         args = ["squeue", "--json", *extra]

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from holdqueue.services.sweep import sweep, sweep_forever
+from holdqueue.services.sweep import sweep
+from holdqueue.services.sweeper import sweep_forever
 
 
 def gone(pid: int) -> bool:
