@@ -100,9 +100,40 @@ def test_a_trace_spanning_longer_than_the_limit_is_rejected() -> None:
     lines = [job(1), job(2, run_time=str(int(30 * 365.25 * 86400)))]  # 30 years
     with pytest.raises(SwfFormatError, match="spans 10958 days .*job 2 ends last.*7305 days"):
         read_swf(stream(lines))
-    asks = [job(1), job(2, requested_time=str(2**31 - 1))]
-    with pytest.raises(SwfFormatError, match="job 2 requests 24855 days"):
+
+
+def test_a_requested_time_over_its_limit_names_the_field_and_its_setting() -> None:
+    asks = [job(1), job(2, requested_time=str(30 * 365 * 86400))]
+    with pytest.raises(SwfFormatError, match="job 2 requests 10950 days") as err:
         read_swf(stream(asks))
+    assert err.value.field == "requested_time"
+    assert "QUEUECAST_MAX_REQUESTED_DAYS" in str(err.value)
+    assert "QUEUECAST_MAX_SPAN_DAYS" not in str(err.value)
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("sentinel", [2**31 - 1, 2**32 - 1])
+def test_an_unlimited_requested_time_is_stored_as_unknown_and_counted(
+    strict: bool, sentinel: int
+) -> None:
+    lines = [job(1), job(2, requested_time=str(sentinel)), job(3, requested_time=str(sentinel))]
+    trace = read_swf(stream(lines), strict=strict)
+    assert trace.jobs["requested_time"].tolist() == [200, -1, -1]
+    assert trace.report.oddities["unlimited_requested_time"] == 2
+    assert any("'unlimited' requested_time" in w for w in trace.report.warnings)
+
+
+def test_an_unlimited_value_is_stored_as_unknown_on_the_line_by_line_path_too() -> None:
+    lines = [job(1, requested_time=str(2**31 - 1)), job(2) + " 7"]  # 19 fields: slow path
+    trace = read_swf(stream(lines), strict=False)
+    assert trace.jobs["requested_time"].tolist() == [-1]
+    assert trace.report.oddities["unlimited_requested_time"] == 1
+
+
+def test_an_unlimited_id_is_not_an_unknown() -> None:
+    trace = read_swf(stream([job(1, user_id=str(2**31 - 1))]))
+    assert trace.jobs["user_id"].tolist() == [2**31 - 1]
+    assert "unlimited_user_id" not in trace.report.oddities
 
 
 def test_values_at_the_edges_of_their_ranges_are_read_exactly() -> None:

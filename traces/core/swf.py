@@ -11,7 +11,8 @@ line-by-line diagnosis run, to name the file, line, field and value (strict
 mode) or to skip exactly the bad lines and report them (lenient mode).
 
 Oddities that real logs have are kept and counted in :class:`IngestReport`,
-never dropped silently and never errors: out-of-order submit times (sorted, with
+never dropped silently and never errors: "unlimited" values (2^31-1 in a requested
+time, stored as unknown), out-of-order submit times (sorted, with
 a warning), missing submit/run/wait/requested times, 0 allocated processors,
 values below -1 in categorical fields, headers with no Version line or with a
 composite MaxProcs such as ``1664 (72, 1368, 224)``.
@@ -50,6 +51,7 @@ from traces.core.swf_limits import (
     check_job_count,
     columns_in_range,
     span_problem,
+    unlimited_to_unknown,
 )
 from traces.core.swf_slow import slow_read
 
@@ -130,9 +132,11 @@ def read_swf(
     with seekable(source) as src:
         header_lines, frame, n_lines = _fast_read(src, label, progress, limits)
         report = IngestReport()
+        unlimited = unlimited_to_unknown(frame) if frame is not None else {}
         if frame is None or not _fast_frame_ok(frame):
             rewind(src)
             header_lines, frame, n_lines = slow_read(src, label, strict, report, limits)
+            unlimited = unlimited_to_unknown(frame)
     report.lines = n_lines
     report.comment_lines = len(header_lines) + report.comment_lines
     header = parse_header(header_lines, report.oddities)
@@ -141,6 +145,7 @@ def read_swf(
     if len(frame) == 0:
         raise SwfFormatError("no job lines (only comments)", path=label)
     jobs = _finish_frame(frame, label, strict, report)
+    _report_unlimited(unlimited, report)
     _check_span(jobs, label, limits)
     return SwfTrace(header=header, jobs=jobs, report=report, name=name or Path(label).name)
 
@@ -263,6 +268,15 @@ def _count_oddities(jobs: pd.DataFrame, report: IngestReport) -> None:
     report.oddities.update({k: v for k, v in counts.items() if v})
 
 
+def _report_unlimited(counts: dict[str, int], report: IngestReport) -> None:
+    report.oddities.update(counts)
+    for key, n in counts.items():
+        report.warnings.append(
+            f"{n} job(s) with an 'unlimited' {key.removeprefix('unlimited_')} "
+            "(2^31-1 or 2^32-1) stored as unknown (-1)"
+        )
+
+
 def _check_span(jobs: pd.DataFrame, label: str, limits: SwfLimits) -> None:
     problem = span_problem(
         jobs["job_id"].to_numpy(),
@@ -273,7 +287,8 @@ def _check_span(jobs: pd.DataFrame, label: str, limits: SwfLimits) -> None:
         limits,
     )
     if problem is not None:
-        raise SwfFormatError(problem, path=label, field="run_time")
+        field_name, reason = problem
+        raise SwfFormatError(reason, path=label, field=field_name)
 
 
 # --------------------------------------------------------------------------- writing

@@ -7,7 +7,12 @@ memory. Field ranges are checked before anything is stored, on every database: i
 fields must fit the columns they go to (32-bit, or 2**53 - 1 for job numbers, beyond which a
 float64 no longer holds the integer), times must fit ±2**31 s, and a trace whose span
 (first submit to last end) is longer than ``max_span_s`` is refused, since every
-time-derived array (utilisation bins, load curves, plots) grows with the span.
+time-derived array (utilisation bins, load curves, plots) grows with the span; so is a
+requested time longer than ``max_request_s``.
+
+Real archive logs write "unlimited" as the largest 32-bit integer: 2**31 - 1 (or
+2**32 - 1) in a requested time, a memory field, ... Those sentinels are not durations, so
+:func:`unlimited_to_unknown` stores them as unknown (-1) and the ingest report counts them.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 from typing import IO
 
 import numpy as np
+import pandas as pd
 
 INT32 = (-(2**31), 2**31 - 1)
 # float64 holds every integer in this range exactly, and no integer outside it parses to a
@@ -24,6 +30,18 @@ INT32 = (-(2**31), 2**31 - 1)
 EXACT_INT = (-(2**53 - 1), 2**53 - 1)
 SECONDS = (-(2**31), 2**31 - 1)  # 68 years either side of the trace start
 AMOUNT = EXACT_INT
+# "Unlimited" as archive logs write it (PWA conversions of 32-bit signed/unsigned maxima),
+# and the fields where it means "no value" rather than a duration or an amount.
+UNLIMITED_SENTINELS = (2.0**31 - 1, 2.0**32 - 1)
+UNLIMITED_FIELDS = (
+    "wait_time",
+    "run_time",
+    "avg_cpu_time",
+    "used_memory",
+    "requested_time",
+    "requested_memory",
+    "think_time",
+)
 
 FIELD_RANGES: dict[str, tuple[float, float]] = {
     "job_id": EXACT_INT,
@@ -61,6 +79,7 @@ class SwfLimits:
     max_jobs: int = 2_000_000
     max_header_bytes: int = 64 * 1024
     max_span_s: float = 20 * 365.25 * 86400
+    max_request_s: float = 20 * 365.25 * 86400
 
 
 class SwfLimitError(ValueError):
@@ -140,6 +159,26 @@ def check_header_size(header_bytes: int, limits: SwfLimits) -> None:
         )
 
 
+def is_unlimited(name: str, value: float) -> bool:
+    """``value`` is an archive's "unlimited" sentinel in a field where it means unknown."""
+    return name in UNLIMITED_FIELDS and value in UNLIMITED_SENTINELS
+
+
+def unlimited_to_unknown(frame: pd.DataFrame) -> dict[str, int]:
+    """Store "unlimited" sentinels as unknown (-1), in place; counts per field.
+
+    Keys are ``unlimited_<field>`` (the ingest report's oddities), only fields with any.
+    """
+    counts: dict[str, int] = {}
+    for name in UNLIMITED_FIELDS:
+        column = frame[name].to_numpy()
+        hit = np.isin(column, UNLIMITED_SENTINELS)
+        if hit.any():
+            frame.loc[hit, name] = -1.0
+            counts[f"unlimited_{name}"] = int(hit.sum())
+    return counts
+
+
 def out_of_range(name: str, value: float) -> str | None:
     """Why ``value`` cannot be stored in field ``name`` (None if it can)."""
     low, high = FIELD_RANGES[name]
@@ -162,28 +201,31 @@ def span_problem(
     run: np.ndarray,
     requested: np.ndarray,
     limits: SwfLimits,
-) -> str | None:
-    """Why the trace's span is too long to analyse (None if it is not).
+) -> tuple[str | None, str] | None:
+    """(field, why) the trace is too long to analyse, or None if it is not.
 
     span = max(submit + max(wait, 0) + max(run, 0)) - min(submit), over jobs with a
-    known submit time; a requested time longer than the limit is refused as well.
+    known submit time, at most ``max_span_s`` (QUEUECAST_MAX_SPAN_DAYS; a whole-trace
+    property, so no field); any requested time at most ``max_request_s``
+    (field ``requested_time``, QUEUECAST_MAX_REQUESTED_DAYS).
     """
+    if (requested > limits.max_request_s).any():
+        worst = int(job_ids[np.argmax(requested)])
+        return (
+            "requested_time",
+            f"job {worst} requests {float(requested.max()) / 86400:.0f} days; the limit is "
+            f"{limits.max_request_s / 86400:.0f} days (QUEUECAST_MAX_REQUESTED_DAYS)",
+        )
     known = submit >= 0
     if not known.any():
         return None
     end = submit + np.maximum(wait, 0) + np.maximum(run, 0)
     span = float(end[known].max() - submit[known].min())
-    days = limits.max_span_s / 86400
     if span > limits.max_span_s:
         worst = int(job_ids[known][np.argmax(end[known])])
         return (
+            None,
             f"the trace spans {span / 86400:.0f} days (job {worst} ends last); the limit is "
-            f"{days:.0f} days (QUEUECAST_MAX_SPAN_DAYS)"
-        )
-    if (requested > limits.max_span_s).any():
-        worst = int(job_ids[np.argmax(requested)])
-        return (
-            f"job {worst} requests {float(requested.max()) / 86400:.0f} days; the limit is "
-            f"{days:.0f} days (QUEUECAST_MAX_SPAN_DAYS)"
+            f"{limits.max_span_s / 86400:.0f} days (QUEUECAST_MAX_SPAN_DAYS)",
         )
     return None

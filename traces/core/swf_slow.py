@@ -22,7 +22,13 @@ from traces.core.swf_format import (
     stream_errors,
 )
 from traces.core.swf_io import open_text
-from traces.core.swf_limits import SwfLimits, check_header_size, check_job_count, out_of_range
+from traces.core.swf_limits import (
+    SwfLimits,
+    check_header_size,
+    check_job_count,
+    is_unlimited,
+    out_of_range,
+)
 
 _SLOW_BLOCK = 65_536  # rows held as Python lists before packing into a float64 block
 
@@ -97,7 +103,7 @@ def _check_line(
             return ("not a finite number", name, token)
         if name in INT_FIELDS and value != round(value):
             return ("must be an integer", name, token)
-        problem = out_of_range(name, value)
+        problem = None if is_unlimited(name, value) else out_of_range(name, value)
         if problem is not None:
             return (problem, name, token)
     job_id = float(tokens[0])

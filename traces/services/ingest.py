@@ -137,6 +137,7 @@ def read_limits() -> SwfLimits:
         max_jobs=settings.QUEUECAST_MAX_JOBS_PER_TRACE,
         max_header_bytes=settings.QUEUECAST_MAX_HEADER_KB * 1024,
         max_span_s=settings.QUEUECAST_MAX_SPAN_DAYS * 86400.0,
+        max_request_s=settings.QUEUECAST_MAX_REQUESTED_DAYS * 86400.0,
     )
 
 
