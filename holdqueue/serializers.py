@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from rest_framework import serializers
 
 from holdqueue.core.directives import allow_list_problem
@@ -13,6 +15,7 @@ from holdqueue.models import Site, SiteJob
 from holdqueue.services.backends import max_timeout_s
 from traces.models import Trace
 
+MAX_AHEAD_DAYS = 366  # a site prediction's ``at``: the queue then is a guess from now
 SECRET_NAME = re.compile(
     r"^(QUEUECAST_|CELERY_|DJANGO_|SBATCH_|SLURM_|DATABASE_URL$)|SECRET|PASSW|TOKEN|(^|_)KEY$"
 )
@@ -244,6 +247,16 @@ class PredictSerializer(serializers.Serializer):
     def validate_time_limit_s(self, value: int) -> int:
         if value > max_time_limit():
             raise serializers.ValidationError(f"at most {max_time_limit()} s")
+        return value
+
+    def validate_at(self, value: dt.datetime | None) -> dt.datetime | None:
+        if value is None:
+            return value
+        latest = timezone.now() + dt.timedelta(days=MAX_AHEAD_DAYS)
+        if value > latest:
+            raise serializers.ValidationError(
+                f"at most {MAX_AHEAD_DAYS} days ahead: a live site predicts from its queue now"
+            )
         return value
 
 

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from traces.core.swf_limits import FIELD_RANGES
+
+# The ranges a trace's own fields have (traces.core.swf_limits): a larger id, size or time
+# cannot match any job, and would overflow the predictors' 64-bit columns.
+_ID_MAX = int(FIELD_RANGES["user_id"][1])
+_PROCS_MAX = int(FIELD_RANGES["requested_procs"][1])
+_SECONDS_MAX = float(FIELD_RANGES["requested_time"][1])
+
 
 class JobQuerySerializer(serializers.Serializer):
     """A job to predict for, submitted at ``at`` (seconds since the trace start).
@@ -12,12 +20,16 @@ class JobQuerySerializer(serializers.Serializer):
     size and ``at`` against its span of submit times.
     """
 
-    user_id = serializers.IntegerField(min_value=-1)
-    group_id = serializers.IntegerField(min_value=-1, required=False, default=-1)
-    queue_id = serializers.IntegerField(min_value=-1, required=False, default=-1)
-    requested_procs = serializers.IntegerField(min_value=1)
-    requested_time = serializers.FloatField(min_value=0.0, help_text="Seconds requested.")
-    at = serializers.FloatField(min_value=0.0, help_text="Submit time, seconds since trace start.")
+    user_id = serializers.IntegerField(min_value=-1, max_value=_ID_MAX)
+    group_id = serializers.IntegerField(min_value=-1, max_value=_ID_MAX, required=False, default=-1)
+    queue_id = serializers.IntegerField(min_value=-1, max_value=_ID_MAX, required=False, default=-1)
+    requested_procs = serializers.IntegerField(min_value=1, max_value=_PROCS_MAX)
+    requested_time = serializers.FloatField(
+        min_value=0.0, max_value=_SECONDS_MAX, help_text="Seconds requested."
+    )
+    at = serializers.FloatField(
+        min_value=0.0, max_value=_SECONDS_MAX, help_text="Submit time, seconds since trace start."
+    )
 
     def validate_requested_procs(self, value: int) -> int:
         size = self.context["trace"].machine_procs
