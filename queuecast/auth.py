@@ -1,22 +1,61 @@
-"""The token endpoint, throttled: ``QUEUECAST_TOKEN_RATE`` attempts per client address."""
+"""Password guessing is throttled on both login paths, by the real client address.
+
+``/api/token/`` (DRF) and ``/accounts/login/`` (the HTML form) share one budget:
+``QUEUECAST_LOGIN_RATE`` attempts per client address (``queuecast.client_address``: a
+forged ``X-Forwarded-For`` changes nothing unless the peer is a trusted proxy). Counts live
+in the ``throttle`` cache, which every gunicorn worker shares (a file cache in the embedded
+setup, Redis with a broker; ``queuecast/settings.py``).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.views import LoginView
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.throttling import AnonRateThrottle
+from rest_framework.throttling import SimpleRateThrottle
+
+from queuecast.client_address import client_address, proxy_networks
 
 
-class TokenRateThrottle(AnonRateThrottle):
-    """Counts every request to the endpoint by client address (logged in or not)."""
+class LoginRateThrottle(SimpleRateThrottle):
+    """Counts every login attempt (token or form) by client address, logged in or not."""
 
-    scope = "token"
+    scope = "login"
 
-    def get_cache_key(self, request, view):  # noqa: ANN001, ANN201
+    @property
+    def cache(self) -> Any:  # type: ignore[override]
+        return caches["throttle"]
+
+    def get_ident(self, request: Any) -> str:
+        return client_address(request.META, proxy_networks(settings.QUEUECAST_TRUSTED_PROXIES))
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
-    throttle_classes = [TokenRateThrottle]
+    throttle_classes = [LoginRateThrottle]
+
+
+class ThrottledLoginView(LoginView):
+    """Django's login form; a POST over the budget answers 429 with the form and the wait."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        throttle = LoginRateThrottle()
+        if throttle.allow_request(request, self):
+            return super().post(request, *args, **kwargs)
+        wait = throttle.wait()
+        context = self.get_context_data(form=self.get_form_class()(request))
+        context["throttled_s"] = int(wait or 60) + 1
+        response = self.render_to_response(context)
+        response.status_code = 429
+        response["Retry-After"] = str(context["throttled_s"])
+        return response
 
 
 obtain_auth_token = ThrottledObtainAuthToken.as_view()
+login_view = ThrottledLoginView.as_view()

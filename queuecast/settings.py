@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 
 from queuecast import secret_key
+from queuecast.client_address import proxy_networks
 from queuecast.env import (
     ConfigError,
     env_bool,
@@ -173,8 +174,38 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "queuecast.errors.exception_handler",
-    # Only the token endpoint is throttled (queuecast/auth.py): password guessing.
-    "DEFAULT_THROTTLE_RATES": {"token": env_str("QUEUECAST_TOKEN_RATE", "10/min")},
+    # Only logins are throttled (queuecast/auth.py): password guessing, both paths.
+    "DEFAULT_THROTTLE_RATES": {
+        "login": env_str("QUEUECAST_LOGIN_RATE", env_str("QUEUECAST_TOKEN_RATE", "10/min"))
+    },
+}
+
+# --- throttle counts, shared by every web worker ----------------------------------------------
+# A proxy's X-Forwarded-For is believed only from these peers (queuecast/client_address.py).
+QUEUECAST_TRUSTED_PROXIES = [
+    str(n) for n in proxy_networks(env_list("QUEUECAST_TRUSTED_PROXIES", []))
+]
+# Redis when there is one (QUEUECAST_CACHE_URL, else a redis CELERY_BROKER_URL); otherwise
+# files in a private folder beside the database, which every gunicorn worker of this
+# checkout shares (a per-process memory cache would give each worker its own budget).
+_cache_url = env_url("QUEUECAST_CACHE_URL", {"redis", "rediss"})
+_broker = env_url("CELERY_BROKER_URL", {"redis", "rediss", "amqp", "memory"}) or ""
+_cache_url = _cache_url or (_broker if _broker.startswith(("redis:", "rediss:")) else None)
+QUEUECAST_CACHE_DIR = env_dir("QUEUECAST_CACHE_DIR", str(BASE_DIR / ".cache"))
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "KEY_PREFIX": "qc-throttle",
+        }
+        if _cache_url
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(Path(QUEUECAST_CACHE_DIR) / "throttle"),
+        }
+    ),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Queuecast API",

@@ -8,7 +8,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerView,
 )
 
-from queuecast.auth import obtain_auth_token
+from queuecast.auth import login_view, obtain_auth_token
 from queuecast.router import router
 
 # JSON bodies for errors under /api/ that never reach a DRF view (unknown URL, crash).
@@ -25,6 +25,7 @@ for _app in ("traces", "predictor", "pyss_adapter", "jobmolding", "holdqueue"):
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", login_view, name="login"),  # throttled (queuecast/auth.py)
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/token/", obtain_auth_token, name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
