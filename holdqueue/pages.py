@@ -44,7 +44,11 @@ def site_list(request: HttpRequest) -> HttpResponse:
 def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
     site = get_object_or_404(Site, pk=pk)
     status, error = live_or_error(live.site_status, site)
-    queue, _ = live_or_error(live.queue_body, site) if not error else (None, error)
+    queue, _ = (
+        live_or_error(lambda s: live.queue_body(s, request.user), site)
+        if not error
+        else (None, error)
+    )
     context = {
         "nav": "sites",
         "site": site,
@@ -73,7 +77,7 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
 def hold_queue(request: HttpRequest, pk: int) -> HttpResponse:
     site = get_object_or_404(Site, pk=pk)
     held = job_services.hold_queue(site).select_related("owner")
-    rows = [{"job": j, "mine": request.user.is_staff or j.owner_id == request.user.pk}
+    rows = [{"job": j, "sees": request.user.is_staff or j.owner_id == request.user.pk}
             for j in held]  # fmt: skip
     return render(request, "sites/holdqueue.html", {"nav": "sites", "site": site, "rows": rows})
 

@@ -199,10 +199,14 @@ class SiteStatusSerializer(SiteSerializer):
 
 
 class LiveJobSerializer(serializers.Serializer):
+    """A job in the batch queue; tag, name and user are blank unless it is yours (or you
+    are staff)."""
+
     backend_job_id = serializers.CharField()
-    tag = serializers.CharField()
-    name = serializers.CharField()
-    user = serializers.CharField()
+    mine = serializers.BooleanField(help_text="A Queuecast job of yours.")
+    tag = serializers.CharField(allow_blank=True)
+    name = serializers.CharField(allow_blank=True)
+    user = serializers.CharField(allow_blank=True)
     procs = serializers.IntegerField()
     time_limit_s = serializers.FloatField(allow_null=True)
     state = serializers.CharField()

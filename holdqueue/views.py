@@ -85,7 +85,7 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     @extend_schema(responses={200: QueueSerializer, 503: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])
     def queue(self, request: Request, pk: str | None = None) -> Response:
-        return Response(QueueSerializer(live.queue_body(self.get_object())).data)
+        return Response(QueueSerializer(live.queue_body(self.get_object(), request.user)).data)
 
     @extend_schema(request=PredictSerializer, responses={200: SitePredictAnswerSerializer})
     @action(detail=True, methods=["post"])

@@ -69,26 +69,37 @@ def site_status(site: Site) -> dict[str, Any]:
     }
 
 
-def queue_body(site: Site) -> dict[str, Any]:
+def queue_body(site: Site, viewer: Any) -> dict[str, Any]:
+    """The site's batch queue now, as ``viewer`` may see it: the name, user and tag of a
+    job are shown to staff and to the owner of the Queuecast job behind it, blank to
+    anyone else (the API and the pages show the same, one rule)."""
     jobs = bk.active_jobs(site)
     jobs.sort(key=lambda j: (j.state != RUNNING, j.submit_ts, j.backend_id))
+    own = set(
+        SiteJob.objects.filter(
+            site=site, owner=viewer, tag__in=[j.tag for j in jobs if j.tag]
+        ).values_list("tag", flat=True)
+    )
     return {
         "at": bk.now(),
         "machine_procs": site.machine_procs,
-        "jobs": [_job_body(j) for j in jobs],
+        "jobs": [
+            _job_body(j, mine=bool(j.tag) and j.tag in own, staff=viewer.is_staff) for j in jobs
+        ],  # fmt: skip
     }
 
 
-def _job_body(j: BackendJob) -> dict[str, Any]:
+def _job_body(j: BackendJob, *, mine: bool, staff: bool) -> dict[str, Any]:
     def when(ts: float | None) -> dt.datetime | None:
         return None if ts is None else dt.datetime.fromtimestamp(ts, tz=dt.UTC)
 
     limit = j.time_limit_s if np.isfinite(j.time_limit_s) else None
     return {
         "backend_job_id": j.backend_id,
-        "tag": j.tag,
-        "name": j.name,
-        "user": j.user,
+        "mine": mine,
+        "tag": j.tag if mine or staff else "",
+        "name": j.name if mine or staff else "",
+        "user": j.user if mine or staff else "",
         "procs": j.procs,
         "time_limit_s": limit,
         "state": j.state,
