@@ -260,16 +260,22 @@ def enqueue(
 ) -> None:
     """Send the task ``task_name(row.pk)`` once the transaction commits.
 
-    If the broker refuses it, ``on_failure(reason)`` runs (default: the row is failed
-    with the reason) and :class:`QueueUnavailable` is raised (HTTP 503).
+    In embedded mode the task runs in a background process (``queuecast.background``).
+    If the broker (or the process start) fails, ``on_failure(reason)`` runs (default: the
+    row is failed with the reason) and :class:`QueueUnavailable` is raised (HTTP 503).
     """
     model, pk = type(row), row.pk
 
     def send() -> None:
         from kombu.exceptions import OperationalError
 
+        from queuecast import background
+
         try:
-            task_named(task_name).delay(pk)
+            if background.available():  # embedded mode: a process of its own, 202 at once
+                background.spawn(model, pk, task_name)
+            else:
+                task_named(task_name).delay(pk)
         except (OperationalError, ConnectionError, OSError) as exc:
             reason = f"the task queue is unavailable ({type(exc).__name__}: {exc}); not started"
             logger.error("%s #%s: %s", model._meta.label_lower, pk, reason)

@@ -104,6 +104,10 @@ else:
             },
         }
     }
+# Set by the web process for the background process of a long run (queuecast/background.py):
+# the same database, even when it is a test run's.
+if env_str("QUEUECAST_DATABASE_NAME", ""):
+    DATABASES["default"]["NAME"] = env_str("QUEUECAST_DATABASE_NAME", "")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -227,6 +231,12 @@ CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", {"redis", "rediss", "db
 # Embedded default: no broker configured -> tasks run in-process, eagerly.
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL is None)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Embedded mode: each long run in a background process of its own (queuecast/background.py),
+# at most QUEUECAST_EMBEDDED_MAX_RUNS at once; "inline" runs it inside the request instead.
+QUEUECAST_EMBEDDED_RUNS = env_str("QUEUECAST_EMBEDDED_RUNS", "process")
+if QUEUECAST_EMBEDDED_RUNS not in ("process", "inline"):
+    raise ConfigError(f"QUEUECAST_EMBEDDED_RUNS={QUEUECAST_EMBEDDED_RUNS!r}: process or inline")
+QUEUECAST_EMBEDDED_MAX_RUNS = env_int("QUEUECAST_EMBEDDED_MAX_RUNS", 2, minimum=1)
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

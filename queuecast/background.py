@@ -1,0 +1,112 @@
+"""Embedded mode's long runs: each in its own background process, so a request answers at once.
+
+Without a broker (``CELERY_TASK_ALWAYS_EAGER``) a task used to run inside the request that
+created it: a molding run answered "202 Accepted" after 40 s with a stale body. Now, when
+the transaction commits, :func:`spawn` starts ``manage.py run_task <task> <id>`` in a new
+session (it outlives a recycled gunicorn worker) and returns; the request answers 202 with
+the row as it truly is (``pending``, or ``running`` once the process claimed it).
+
+The process runs the same task body as a Celery worker would (``queuecast.longrun.execute``:
+claim, lease heartbeat, memory and time ceilings, done or failed). A crash is seen twice:
+a daemon thread of the web process waits for the child and fails a row it left unfinished
+with the exit code, and the reaper fails a running row whose process is gone even if the
+web process went first. At most ``QUEUECAST_EMBEDDED_MAX_RUNS`` run at once (slots are
+``flock``-ed files): the others wait ``pending``.
+
+``QUEUECAST_EMBEDDED_RUNS=inline`` keeps the old in-request behaviour; an in-memory SQLite
+database (the test suite's) cannot be reached by another process, so it is inline too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+MANAGE = Path(settings.BASE_DIR) / "manage.py"
+UNFINISHED = ("pending", "running")
+
+
+def available() -> bool:
+    """Runs go to a background process: embedded mode, a database other processes see, and
+    the row committed (not inside an outer transaction, as in a test case)."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER or settings.QUEUECAST_EMBEDDED_RUNS != "process":
+        return False
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        return False
+    return not connection.in_atomic_block
+
+
+def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
+    """Start ``run_task`` for ``pk`` and a thread that fails the row if the process dies."""
+    command = [sys.executable, str(MANAGE), "run_task", task_name, str(pk)]
+    # The database this process uses (a test run's differs from the settings' name).
+    env = {**os.environ, "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"])}
+    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py, fixed arguments
+        command, cwd=str(MANAGE.parent), env=env, stdin=subprocess.DEVNULL, start_new_session=True
+    )
+    logger.info("%s #%s: running in background process %s", model._meta.label_lower, pk, proc.pid)
+    watcher = threading.Thread(target=watch, args=(proc, model, pk), name=f"run-{pk}", daemon=True)
+    watcher.start()
+    return proc
+
+
+def watch(proc: subprocess.Popen, model: Any, pk: int) -> None:
+    """Wait for the run's process; a row it left pending or running is failed with the code."""
+    code = proc.wait()
+    try:
+        status = model.objects.filter(pk=pk).values_list("status", flat=True).first()
+        if status in UNFINISHED:
+            model.fail(pk, f"the background process of this run ended with exit code {code}")
+            logger.error("%s #%s: background process exit %s", model._meta.label_lower, pk, code)
+    finally:
+        if threading.current_thread() is not threading.main_thread():
+            connection.close()
+
+
+@contextmanager
+def run_slot(folder: Path, slots: int, poll_s: float = 1.0) -> Iterator[None]:
+    """Hold one of ``slots`` lock files under ``folder`` for the body (waits for a free one).
+
+    ``flock`` locks end with their process, so a killed run frees its slot.
+    """
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    while True:
+        for k in range(slots):
+            handle = _try_lock(folder / f"slot-{k}")
+            if handle is not None:
+                try:
+                    yield
+                finally:
+                    handle.close()
+                return
+        time.sleep(poll_s)
+
+
+def _try_lock(path: Path) -> IO[bytes] | None:
+    handle = open(path, "ab")  # noqa: SIM115 - held open for the lock's lifetime
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
+
+
+def run_in_slot(body: Callable[[], Any]) -> Any:
+    """``body()`` inside a run slot (``QUEUECAST_EMBEDDED_MAX_RUNS`` at once)."""
+    folder = Path(settings.QUEUECAST_CACHE_DIR) / "run-slots"
+    with run_slot(folder, settings.QUEUECAST_EMBEDDED_MAX_RUNS):
+        return body()

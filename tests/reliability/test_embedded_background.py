@@ -1,0 +1,105 @@
+"""Embedded mode: a long run answers 202 at once and runs in a background process of its
+own (``queuecast/background.py``); a process that dies leaves the row failed, not pending."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from queuecast import background
+from queuecast.longrun import Status
+from tests.service.traces_support import SMALL, SMALL_JOBS, make_user
+from traces.models import Trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs in a fresh process with a file database (another process must see it), as served.
+SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    import django
+    django.setup()
+    from django.core.management import call_command
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+    client = APIClient()
+    client.force_authenticate(get_user_model().objects.create_user("alice"))
+    t0 = time.monotonic()
+    with open(sys.argv[1], "rb") as handle:
+        response = client.post("/api/traces/", {"file": handle, "name": "bg"}, format="multipart")
+    answered_s = time.monotonic() - t0
+    url = response["Location"]
+    statuses = [response.json()["status"]]
+    while statuses[-1] in ("pending", "running") and time.monotonic() - t0 < 240:
+        statuses.append(client.get(url).json()["status"])
+        time.sleep(0.2)
+    body = client.get(url).json()
+    print(json.dumps({"code": response.status_code, "answered_s": answered_s,
+                      "statuses": statuses, "jobs": body.get("job_count")}))
+    """
+)
+
+
+def test_an_upload_answers_202_at_once_and_its_run_ends_done_in_the_background(tmp_path):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "queuecast.settings",
+        "QUEUECAST_SQLITE_PATH": str(tmp_path / "db.sqlite3"),
+        "QUEUECAST_UPLOAD_DIR": str(tmp_path / "uploads"),
+        "QUEUECAST_CACHE_DIR": str(tmp_path / "cache"),
+        "QUEUECAST_EMBEDDED_RUNS": "process",
+        "QUEUECAST_ALLOWED_HOSTS": "testserver",
+    }
+    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(SMALL)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] == 202
+    # Answered before the run ended, and truly so: the row was still unfinished when read
+    # back after the answer (inline, the run would be done by then, the body stale).
+    assert result["statuses"][0] in ("pending", "running")
+    assert result["statuses"][1] in ("pending", "running"), result
+    assert result["statuses"][-1] == "done" and result["jobs"] == SMALL_JOBS, result
+
+
+@pytest.mark.django_db
+def test_a_background_process_that_dies_leaves_its_run_failed_with_the_exit_code() -> None:
+    trace = Trace.objects.create(name="t", owner=make_user("alice"), status=Status.PENDING)
+    killed = subprocess.Popen(
+        [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
+    )
+    background.watch(killed, Trace, trace.pk)
+    trace.refresh_from_db()
+    assert trace.status == "failed" and "exit code -9" in trace.error
+
+
+@pytest.mark.django_db
+def test_a_finished_run_is_left_as_it_is_by_the_watcher() -> None:
+    trace = Trace.objects.create(name="t", owner=make_user("alice"), status=Status.DONE)
+    background.watch(subprocess.Popen([sys.executable, "-c", "pass"]), Trace, trace.pk)
+    trace.refresh_from_db()
+    assert trace.status == "done" and trace.error == ""
+
+
+def test_runs_stay_inline_on_a_database_no_other_process_can_see(settings) -> None:
+    settings.QUEUECAST_EMBEDDED_RUNS = "process"
+    assert background.available() is False  # the test suite's in-memory SQLite
+
+
+def test_run_slots_bound_how_many_run_at_once(tmp_path) -> None:
+    with background.run_slot(tmp_path, 1):
+        assert background._try_lock(tmp_path / "slot-0") is None  # taken
+    handle = background._try_lock(tmp_path / "slot-0")
+    assert handle is not None
+    handle.close()
