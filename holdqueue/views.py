@@ -97,7 +97,7 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         return Response(SitePredictAnswerSerializer(answer).data)
 
     @extend_schema(responses={200: HeldJobSerializer(many=True)})
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)  # a bare list, as documented
     def holdqueue(self, request: Request, pk: str | None = None) -> Response:
         held = job_services.hold_queue(self.get_object()).select_related("owner")
         return Response(HeldJobSerializer(held, many=True, context={"request": request}).data)

@@ -164,9 +164,11 @@ QUEUECAST_PWA_BASE_URL = env_str(
 
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes "not logged in" a 401, as documented
+    # (with the session class first DRF answers 403 to everyone).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": [  # JSON nested too deeply: 400, not RecursionError

@@ -44,7 +44,7 @@ def token(settings, tmp_path) -> str:
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"token": "1000/min"},
+        "DEFAULT_THROTTLE_RATES": {"login": "1000/min"},
     }
     user = make_user("fuzz")
     ingest_swf(SMALL, name="fuzz-small", owner=user)
