@@ -103,3 +103,19 @@ def test_run_slots_bound_how_many_run_at_once(tmp_path) -> None:
     handle = background._try_lock(tmp_path / "slot-0")
     assert handle is not None
     handle.close()
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: the process starts inside the request
+def test_a_process_that_cannot_start_is_a_503_and_frees_the_name(monkeypatch, settings, tmp_path):
+    from tests.service.traces_support import api_for, post_trace
+
+    settings.QUEUECAST_UPLOAD_DIR = str(tmp_path)
+
+    def cannot_fork(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(background, "available", lambda: True)
+    monkeypatch.setattr(background.subprocess, "Popen", cannot_fork)
+    response = post_trace(api_for(make_user("alice")), SMALL, name="wanted")
+    assert response.status_code == 503 and "Resource temporarily" in response.json()["detail"]
+    assert not Trace.objects.exists() and not any(tmp_path.glob("trace-*"))
