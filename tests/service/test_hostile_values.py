@@ -98,3 +98,11 @@ def test_a_deeply_nested_json_body_is_a_400(alice, depth):
     )
     assert response.status_code == 400, response.content
     assert "nested" in response.json()["detail"]
+
+
+def test_the_idempotency_key_limit_is_the_column_length() -> None:
+    """A key the API accepts always fits its column (no 500 from PostgreSQL's varchar)."""
+    from holdqueue.models import SiteJob
+    from holdqueue.services.idempotency import MAX_KEY_CHARS
+
+    assert SiteJob._meta.get_field("idempotency_key").max_length == MAX_KEY_CHARS
