@@ -1,6 +1,6 @@
 """Password guessing is throttled on both login paths, by the real client address.
 
-``/api/token/`` (DRF) and ``/accounts/login/`` (the HTML form) share one budget:
+``/api/token/`` (DRF), ``/accounts/login/`` (the HTML form) and ``/admin/login/`` share one budget:
 ``QUEUECAST_LOGIN_RATE`` attempts per client address (``queuecast.client_address``: a
 forged ``X-Forwarded-For`` changes nothing unless the peer is a trusted proxy). Counts live
 in the ``throttle`` cache, which every gunicorn worker shares (a file cache in the embedded
@@ -9,6 +9,8 @@ setup, Redis with a broker; ``queuecast/settings.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
@@ -55,6 +57,26 @@ class ThrottledLoginView(LoginView):
         response.status_code = 429
         response["Retry-After"] = str(context["throttled_s"])
         return response
+
+
+def throttle_posts(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """``view`` (the admin's login) with its POSTs counted in the same budget; 429 beyond."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        throttle = LoginRateThrottle()
+        if request.method != "POST" or throttle.allow_request(request, None):
+            return view(request, *args, **kwargs)
+        wait = int(throttle.wait() or 60) + 1
+        response = HttpResponse(
+            f"Too many login attempts from your address: try again in {wait} s.\n",
+            status=429,
+            content_type="text/plain",
+        )
+        response["Retry-After"] = str(wait)
+        return response
+
+    return guarded
 
 
 obtain_auth_token = ThrottledObtainAuthToken.as_view()

@@ -8,7 +8,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerView,
 )
 
-from queuecast.auth import login_view, obtain_auth_token
+from queuecast.auth import login_view, obtain_auth_token, throttle_posts
 from queuecast.router import router
 
 # JSON bodies for errors under /api/ that never reach a DRF view (unknown URL, crash).
@@ -24,6 +24,7 @@ for _app in ("traces", "predictor", "pyss_adapter", "jobmolding", "holdqueue"):
             raise
 
 urlpatterns = [
+    path("admin/login/", throttle_posts(admin.site.login), name="admin-login"),  # throttled
     path("admin/", admin.site.urls),
     path("accounts/login/", login_view, name="login"),  # throttled (queuecast/auth.py)
     path("accounts/", include("django.contrib.auth.urls")),

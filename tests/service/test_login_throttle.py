@@ -109,3 +109,12 @@ def test_the_count_is_shared_with_another_process(bob, private_counts) -> None:
     env.pop("QUEUECAST_CACHE_URL", None)
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
     assert token_attempt(ip="203.0.113.10") == 429
+
+
+def test_the_admin_login_is_throttled_in_the_same_budget(bob) -> None:
+    browser = Client(REMOTE_ADDR="203.0.113.11")
+    body = {"username": "bob", "password": "guess"}
+    codes = [browser.post("/admin/login/", body).status_code for _ in range(11)]
+    assert codes[:10] == [200] * 10 and codes[10] == 429
+    assert browser.post("/accounts/login/", body).status_code == 429
+    assert browser.get("/admin/login/").status_code == 200
