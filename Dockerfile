@@ -2,7 +2,7 @@
 # Everything runs as the unprivileged account `queuecast` (uid 10001), never root: the
 # Slurm client tools it calls submit jobs as that account (docs/sites.md, "Who runs what").
 FROM python:3.11-slim
-ENV VENV=/opt/venv PYTHONUNBUFFERED=1
+ENV VENV=/opt/venv PYTHONUNBUFFERED=1 QUEUECAST_CACHE_DIR=/data/state/cache
 RUN groupadd --system --gid 10001 queuecast \
  && useradd --system --uid 10001 --gid queuecast --home-dir /app --shell /usr/sbin/nologin queuecast
 WORKDIR /app
