@@ -162,3 +162,20 @@ def test_resolve_trace_reads_a_stored_trace_or_a_file() -> None:
 def test_resolve_trace_errors_are_command_errors(name, path, message) -> None:
     with pytest.raises(CommandError, match=message):
         resolve_trace(name, path)
+
+
+@pytest.mark.django_db
+def test_an_unlimited_requested_time_is_stored_as_unknown_and_reported(tmp_path) -> None:
+    from traces.services import ingest_swf
+
+    lines = SMALL.read_text().splitlines()
+    first_job = next(k for k, line in enumerate(lines) if line.strip() and line[0] != ";")
+    tokens = lines[first_job].split()
+    tokens[8] = str(2**31 - 1)  # field 9: the archive's "unlimited"
+    lines[first_job] = " ".join(tokens)
+    path = tmp_path / "unlimited.swf"
+    path.write_text("\n".join(lines) + "\n")
+    trace = ingest_swf(path, name="unlimited")  # strict
+    assert trace.status == Status.DONE and trace.job_count == SMALL_JOBS
+    assert trace.ingest_report["oddities"]["unlimited_requested_time"] == 1
+    assert Job.objects.get(trace=trace, job_number=int(tokens[0])).requested_time == -1
