@@ -117,6 +117,7 @@ def test_an_upload_the_queue_refuses_is_a_503_and_frees_the_name(
     alice, monkeypatch, upload_dir, settings
 ) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = False  # broker mode: the task goes to the queue
+
     def refuse(*args, **kwargs):
         raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
 
