@@ -10,8 +10,9 @@ The process runs the same task body as a Celery worker would (``queuecast.longru
 claim, lease heartbeat, memory and time ceilings, done or failed). A crash is seen twice:
 a daemon thread of the web process waits for the child and fails a row it left unfinished
 with the exit code, and the reaper fails a running row whose process is gone even if the
-web process went first. At most ``QUEUECAST_EMBEDDED_MAX_RUNS`` run at once (slots are
-``flock``-ed files): the others wait ``pending``.
+web process went first. At most ``QUEUECAST_EMBEDDED_MAX_RUNS`` run at once: the others
+wait ``pending`` in ``queuecast/slot_wait.py`` (a small interpreter without Django) until a
+``flock``-ed slot file is free, then become the run.
 
 ``QUEUECAST_EMBEDDED_RUNS=inline`` keeps the old in-request behaviour; an in-memory SQLite
 database (the test suite's) cannot be reached by another process, so it is inline too.
@@ -19,23 +20,20 @@ database (the test suite's) cannot be reached by another process, so it is inlin
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
 
 logger = logging.getLogger(__name__)
 MANAGE = Path(settings.BASE_DIR) / "manage.py"
+SLOT_WAIT = Path(__file__).with_name("slot_wait.py")  # run as a file: no Django while waiting
 UNFINISHED = ("pending", "running")
 
 
@@ -50,8 +48,13 @@ def available() -> bool:
 
 
 def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
-    """Start ``run_task`` for ``pk`` and a thread that fails the row if the process dies."""
-    command = [sys.executable, str(MANAGE), "run_task", task_name, str(pk)]
+    """Start ``run_task`` for ``pk`` (behind a run slot) and a thread that fails the row if
+    the process dies."""
+    slots = Path(settings.QUEUECAST_CACHE_DIR) / "run-slots"
+    command = [
+        sys.executable, str(SLOT_WAIT), str(slots), str(settings.QUEUECAST_EMBEDDED_MAX_RUNS),
+        "--", sys.executable, str(MANAGE), "run_task", task_name, str(pk),
+    ]  # fmt: skip
     # The database this process uses (a test run's differs from the settings' name).
     env = {**os.environ, "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"])}
     proc = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py, fixed arguments
@@ -74,39 +77,3 @@ def watch(proc: subprocess.Popen, model: Any, pk: int) -> None:
     finally:
         if threading.current_thread() is not threading.main_thread():
             connection.close()
-
-
-@contextmanager
-def run_slot(folder: Path, slots: int, poll_s: float = 1.0) -> Iterator[None]:
-    """Hold one of ``slots`` lock files under ``folder`` for the body (waits for a free one).
-
-    ``flock`` locks end with their process, so a killed run frees its slot.
-    """
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    while True:
-        for k in range(slots):
-            handle = _try_lock(folder / f"slot-{k}")
-            if handle is not None:
-                try:
-                    yield
-                finally:
-                    handle.close()
-                return
-        time.sleep(poll_s)
-
-
-def _try_lock(path: Path) -> IO[bytes] | None:
-    handle = open(path, "ab")  # noqa: SIM115 - held open for the lock's lifetime
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        return None
-    return handle
-
-
-def run_in_slot(body: Callable[[], Any]) -> Any:
-    """``body()`` inside a run slot (``QUEUECAST_EMBEDDED_MAX_RUNS`` at once)."""
-    folder = Path(settings.QUEUECAST_CACHE_DIR) / "run-slots"
-    with run_slot(folder, settings.QUEUECAST_EMBEDDED_MAX_RUNS):
-        return body()

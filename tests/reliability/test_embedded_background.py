@@ -97,12 +97,19 @@ def test_runs_stay_inline_on_a_database_no_other_process_can_see(settings) -> No
     assert background.available() is False  # the test suite's in-memory SQLite
 
 
-def test_run_slots_bound_how_many_run_at_once(tmp_path) -> None:
-    with background.run_slot(tmp_path, 1):
-        assert background._try_lock(tmp_path / "slot-0") is None  # taken
-    handle = background._try_lock(tmp_path / "slot-0")
-    assert handle is not None
-    handle.close()
+def test_a_run_waits_for_a_free_slot_in_a_small_process_then_becomes_the_run(tmp_path):
+    from queuecast import slot_wait
+
+    held = slot_wait.take_slot(str(tmp_path), 1)  # the one slot is taken
+    out = tmp_path / "ran"
+    command = [sys.executable, str(background.SLOT_WAIT), str(tmp_path), "1", "--",
+               sys.executable, "-c", f"open({str(out)!r}, 'w').write('ran')"]  # fmt: skip
+    waiting = subprocess.Popen(command)
+    with pytest.raises(subprocess.TimeoutExpired):
+        waiting.wait(timeout=3)  # queued behind the slot: nothing ran
+    assert not out.exists()
+    os.close(held)
+    assert waiting.wait(timeout=60) == 0 and out.read_text() == "ran"
 
 
 @pytest.mark.django_db(transaction=True)  # real commits: the process starts inside the request

@@ -1,5 +1,6 @@
 """``manage.py run_task <task> <id>``: one long run, in this process (embedded mode's
-background process, ``queuecast/background.py``; also handy to re-run a pending row)."""
+background process, started behind a run slot by ``queuecast/background.py``; also handy to
+run a pending row by hand)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from queuecast.background import run_in_slot
 from queuecast.longrun import task_named
 
 ALLOWED_PREFIXES = ("traces.", "predictor.", "pyss_adapter.", "jobmolding.", "holdqueue.")
@@ -28,5 +28,5 @@ class Command(BaseCommand):
             task = task_named(name)
         except KeyError:
             raise CommandError(f"no task called {name!r}") from None
-        final = run_in_slot(lambda: task(options["run_id"]))
+        final = task(options["run_id"])
         self.stdout.write(f"{name} #{options['run_id']}: {final}")
