@@ -46,7 +46,7 @@ class TraceEvaluationViewSet(viewsets.ViewSet):
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
-def register(router) -> None:  # noqa: ANN001
+def register(router) -> None:
     router.register("evaluations", EvaluationViewSet, basename="evaluation")
     router.register(
         r"traces/(?P<trace_pk>\d+)/evaluations", TraceEvaluationViewSet, basename="trace-evaluation"

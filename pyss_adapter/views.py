@@ -24,10 +24,10 @@ from traces.models import Trace
 class IsOwnerOrStaffToChange(BasePermission):
     message = "Only the replay's owner or a staff user may delete it."
 
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+    def has_permission(self, request, view) -> bool:
         return bool(request.user and request.user.is_authenticated)
 
-    def has_object_permission(self, request, view, obj) -> bool:  # noqa: ANN001
+    def has_object_permission(self, request, view, obj) -> bool:
         user = request.user
         return request.method in SAFE_METHODS or user.is_staff or obj.owner_id == user.pk
 

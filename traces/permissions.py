@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 
-def can_change(user, trace) -> bool:  # noqa: ANN001 - user model and Trace
+def can_change(user, trace) -> bool:
     """The one rule, shared by the API and the pages."""
     return bool(user and user.is_authenticated and (user.is_staff or trace.owner_id == user.pk))
 
@@ -13,8 +13,8 @@ def can_change(user, trace) -> bool:  # noqa: ANN001 - user model and Trace
 class IsOwnerOrStaffToChange(BasePermission):
     message = "Only the trace's owner or a staff user may change or delete it."
 
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+    def has_permission(self, request, view) -> bool:
         return bool(request.user and request.user.is_authenticated)
 
-    def has_object_permission(self, request, view, obj) -> bool:  # noqa: ANN001
+    def has_object_permission(self, request, view, obj) -> bool:
         return request.method in SAFE_METHODS or can_change(request.user, obj)

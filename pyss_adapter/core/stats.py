@@ -26,6 +26,7 @@ too); :func:`policy_view` adds the molded and held shares and the wait in the qu
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def utilisation(result: ReplayResult) -> float:
     return area / (jobs.machine_procs * span) if span > 0 else 0.0
 
 
-def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[str, list]:
+def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[str, Any]:
     """Utilisation per ``bin_s`` bin from the first submission: mean busy fraction in each bin.
 
     Uses the integral of busy processors, ``F(t) = sum_j p_j * clip(t - start_j, 0, run_j)``,
@@ -126,8 +127,10 @@ def pyss_view(result: ReplayResult) -> dict:
     return {
         "view": "pyss",
         "n_jobs": int(len(chosen)),
-        "mean_wait_min": _mean(m["wait_s"][chosen]) / 60.0 if len(chosen) else None,
-        "mean_response_min": _mean(m["response_s"][chosen]) / 60.0 if len(chosen) else None,
+        "mean_wait_min": cast(float, _mean(m["wait_s"][chosen])) / 60.0 if len(chosen) else None,
+        "mean_response_min": cast(float, _mean(m["response_s"][chosen])) / 60.0
+        if len(chosen)
+        else None,
         "mean_slowdown": _mean(m["slowdown"][chosen]),
         "mean_bounded_slowdown": _mean(m["bsld"][chosen]),
         "mean_estimated_slowdown": _mean(m["response_s"][chosen] / est),

@@ -36,7 +36,7 @@ def contract_log() -> pd.DataFrame:
     return jobs
 
 
-def fitted(kind: str, name: str, jobs: pd.DataFrame, seed: int = 0):  # noqa: ANN201
+def fitted(kind: str, name: str, jobs: pd.DataFrame, seed: int = 0):
     """A fresh method of the registry, fitted on ``jobs`` with the first N_TUNE rows tuning."""
     if kind == "wait":
         ctx = WaitContext(jobs, compute_state(jobs), N_TUNE, PROCS)
@@ -45,11 +45,11 @@ def fitted(kind: str, name: str, jobs: pd.DataFrame, seed: int = 0):  # noqa: AN
 
 
 @cache
-def fitted_on_log(kind: str, name: str):  # noqa: ANN201
+def fitted_on_log(kind: str, name: str):
     return fitted(kind, name, contract_log())
 
 
-def answers(pred) -> np.ndarray:  # noqa: ANN001
+def answers(pred) -> np.ndarray:
     """A prediction as numbers: waits (and bounds), or every range of every rangeSet."""
     if hasattr(pred, "wait_s"):
         upper = pred.upper_s if pred.upper_s is not None else np.zeros_like(pred.wait_s)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def trace(tmp_path: Path):  # noqa: ANN201
+def trace(tmp_path: Path):
     path = tmp_path / "demo.swf"
     path.write_text("; UnixStartTime: 1000000000\n; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     services_wait.MODELS.clear()
@@ -31,7 +31,7 @@ def trace(tmp_path: Path):  # noqa: ANN201
 
 
 @pytest.fixture
-def alice():  # noqa: ANN201
+def alice():
     return make_user("alice")
 
 
@@ -55,7 +55,7 @@ def words(page: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).replace(" ,", ",").replace(" .", ".")
 
 
-def ask(browser: Client, trace, **changes):  # noqa: ANN001, ANN003, ANN201
+def ask(browser: Client, trace, **changes):
     query = {
         "trace": trace.pk,
         "procs": 8,

@@ -29,7 +29,7 @@ def small(alice) -> Trace:
     return ingest_swf(SMALL, name="small", owner=alice)
 
 
-def start(client, trace: Trace, capture, **body):  # noqa: ANN001, ANN003, ANN201
+def start(client, trace: Trace, capture, **body):
     with capture(execute=True):
         return client.post(f"/api/traces/{trace.pk}/replays/", body, format="json")
 

@@ -35,7 +35,7 @@ def alice():
     return make_user("alice")
 
 
-def post_job(client, site, headers=None, **extra):  # noqa: ANN001, ANN201
+def post_job(client, site, headers=None, **extra):
     return client.post(
         f"/api/sites/{site.pk}/jobs/", job_body(**extra), format="json", headers=headers or {}
     )
@@ -101,7 +101,7 @@ def test_molding_picks_the_candidate_with_the_best_response(site, alice, monkeyp
     assert SimulatedSubmission.objects.get(tag=job["tag"]).procs == 4
 
 
-def held_job(client, site, monkeypatch, **extra):  # noqa: ANN001, ANN201
+def held_job(client, site, monkeypatch, **extra):
     FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0).install(monkeypatch)
     response = post_job(client, site, **extra)
     assert response.status_code == 201, response.data
@@ -204,8 +204,8 @@ def test_script_over_the_size_limit_is_rejected(site, alice, settings) -> None:
 
 
 class DownBackend:
-    def __getattr__(self, name):  # noqa: ANN001, ANN204
-        def fail(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
             raise BackendUnavailable("slurm_load_jobs error: Unable to contact slurm controller")
 
         return fail
@@ -243,7 +243,7 @@ def test_a_job_the_backend_refuses_is_failed_with_its_message(site, alice, monke
     from holdqueue.core.backends.base import SubmissionRejected
 
     class Refusing(DownBackend):
-        def submit(self, spec):  # noqa: ANN001, ANN201
+        def submit(self, spec):
             raise SubmissionRejected("sbatch: error: Invalid partition name specified")
 
     monkeypatch.setattr(bk, "backend_for", lambda site: Refusing())
@@ -290,7 +290,7 @@ def test_a_broker_that_is_down_loses_no_held_job(
 ) -> None:
     from holdqueue.tasks import release_site_job
 
-    def down(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def down(*args, **kwargs):
         raise ConnectionError("Error 111 connecting to 127.0.0.1:6379")
 
     monkeypatch.setattr(release_site_job, "apply_async", down)
@@ -341,7 +341,7 @@ def test_the_future_candidates_see_the_site_advanced_to_their_arrival(site, alic
     seen = []
     fake = FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0)
 
-    def recording(site_, snapshot, batch):  # noqa: ANN001, ANN202
+    def recording(site_, snapshot, batch):
         seen.append((snapshot.time_s, snapshot.known_at_s, batch.submit_s.copy()))
         return fake(site_, snapshot, batch)
 

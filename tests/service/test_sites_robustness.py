@@ -26,7 +26,7 @@ def staff():
     return api_for(make_user("root", staff=True))
 
 
-def held(site, owner, **extra) -> SiteJob:  # noqa: ANN001
+def held(site, owner, **extra) -> SiteJob:
     fields = {
         "site": site,
         "owner": owner,
@@ -48,7 +48,7 @@ def test_a_site_whose_backend_raises_stops_neither_the_other_sites_nor_the_sync(
     good, bad = simulated_site("good"), simulated_site("bad")
     real = bk.backend_for
 
-    def flaky(site):  # noqa: ANN001, ANN202
+    def flaky(site):
         if site.name == "bad":
             raise OverflowError("cannot convert float infinity to integer")
         return real(site)

@@ -46,7 +46,7 @@ def alice():
     return make_user("alice")
 
 
-def held(site, owner, **extra) -> SiteJob:  # noqa: ANN001
+def held(site, owner, **extra) -> SiteJob:
     fields = {
         "site": site,
         "owner": owner,
@@ -63,11 +63,11 @@ def held(site, owner, **extra) -> SiteJob:  # noqa: ANN001
     return SiteJob.objects.create(**fields)
 
 
-def lease_over(settings) -> None:  # noqa: ANN001
+def lease_over(settings) -> None:
     settings.QUEUECAST_SUBMIT_LEASE_S = 0
 
 
-def post(client, site, key=None, **extra):  # noqa: ANN001, ANN201
+def post(client, site, key=None, **extra):
     headers = {"Idempotency-Key": key} if key else {}
     body = job_body(mold=False, allow_delay=False, **extra)
     return client.post(f"/api/sites/{site.pk}/jobs/", body, format="json", headers=headers)
@@ -167,7 +167,7 @@ def test_a_retry_while_the_first_request_is_still_submitting_never_sees_a_doomed
     seen = []
     real_submit = SlurmBackend.submit
 
-    def submit_with_a_retry_meanwhile(self, spec):  # noqa: ANN001, ANN202
+    def submit_with_a_retry_meanwhile(self, spec):
         seen.append(post(client, site, key="same"))
         return real_submit(self, spec)
 

@@ -68,7 +68,7 @@ class FakePredictor:
     runtime_s: float = 100.0
     calls: int = 0
 
-    def __call__(self, site, snapshot, batch) -> FakeAnswers:  # noqa: ANN001
+    def __call__(self, site, snapshot, batch) -> FakeAnswers:
         self.calls += 1
         future = batch.submit_s > snapshot.known_at_s + 1e-6  # asked at a future time
         base = np.where(future, self.future_wait_s, self.now_wait_s)
@@ -76,7 +76,7 @@ class FakePredictor:
         one = RangeSet(np.array([self.runtime_s]), np.array([self.runtime_s]), np.array([1.0]))
         return FakeAnswers(wait.astype(float), [one] * len(batch))
 
-    def install(self, monkeypatch) -> FakePredictor:  # noqa: ANN001
+    def install(self, monkeypatch) -> FakePredictor:
         monkeypatch.setattr(site_predict, "predict_requests_for_site", self)
         return self
 
