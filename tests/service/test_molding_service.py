@@ -107,11 +107,6 @@ def test_a_log_without_user_ids_is_refused_saying_why(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
 def stored(alice, tmp_path) -> Trace:
     return ingest_swf(swf_file(tmp_path), name="small-molding", owner=alice)
 

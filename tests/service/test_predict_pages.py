@@ -30,18 +30,6 @@ def trace(tmp_path: Path):
     return ingest_swf(path, name="demo")
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
 def chart_spec(page: str, script_id: str) -> dict:
     match = re.search(
         rf'<script id="{script_id}" type="application/json">(.*?)</script>', page, re.S

@@ -16,11 +16,6 @@ def site():
     return simulated_site()
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
 def page_for(user) -> Client:
     client = Client()
     client.force_login(user)

@@ -30,11 +30,6 @@ def site():
     return simulated_site()
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
 def post_job(client, site, headers=None, **extra):
     return client.post(
         f"/api/sites/{site.pk}/jobs/", job_body(**extra), format="json", headers=headers or {}
@@ -42,26 +37,23 @@ def post_job(client, site, headers=None, **extra):
 
 
 # --- sites ----------------------------------------------------------------------------------
-def test_only_staff_create_sites(site) -> None:
+def test_only_staff_create_sites(site, staff_api) -> None:
     body = {"name": "other", "backend": "simulated", "trace": site.trace_id}
     assert api_for(make_user("bob")).post("/api/sites/", body, format="json").status_code == 403
-    staff = api_for(make_user("root", staff=True))
-    response = staff.post("/api/sites/", body, format="json")
+    response = staff_api.post("/api/sites/", body, format="json")
     assert response.status_code == 201, response.data
     assert response.data["machine_procs"] == 64 and response.data["history_jobs"] > 0
 
 
-def test_backend_config_is_shown_to_staff_only(site, alice) -> None:
-    staff = api_for(make_user("root", staff=True))
-    assert staff.get(f"/api/sites/{site.pk}/").data["config"] == {"speed": 1.0}
+def test_backend_config_is_shown_to_staff_only(site, alice, staff_api) -> None:
+    assert staff_api.get(f"/api/sites/{site.pk}/").data["config"] == {"speed": 1.0}
     assert api_for(alice).get(f"/api/sites/{site.pk}/").data["config"] == {}
     assert api_for(alice).get("/api/sites/").data["results"][0]["config"] == {}
 
 
-def test_site_config_with_an_unknown_key_is_rejected_naming_it(site) -> None:
-    staff = api_for(make_user("root", staff=True))
+def test_site_config_with_an_unknown_key_is_rejected_naming_it(site, staff_api) -> None:
     body = {"name": "x", "backend": "slurm", "machine_procs": 8, "config": {"sped": 2}}
-    response = staff.post("/api/sites/", body, format="json")
+    response = staff_api.post("/api/sites/", body, format="json")
     assert response.status_code == 400 and "sped" in str(response.data["config"])
 
 
@@ -165,7 +157,7 @@ def test_idempotency_key_returns_the_first_answer(site, alice, monkeypatch) -> N
     assert other.status_code == 409 and "different request" in other.data["detail"]
 
 
-def test_users_see_and_change_only_their_own_jobs(site, alice, monkeypatch) -> None:
+def test_users_see_and_change_only_their_own_jobs(site, alice, monkeypatch, staff_api) -> None:
     job = held_job(api_for(alice), site, monkeypatch)
     bob = api_for(make_user("bob"))
     assert bob.get(f"/api/sites/{site.pk}/jobs/{job['id']}/").status_code == 404
@@ -173,8 +165,7 @@ def test_users_see_and_change_only_their_own_jobs(site, alice, monkeypatch) -> N
     assert bob.get(f"/api/sites/{site.pk}/jobs/").data["count"] == 0
     held = bob.get(f"/api/sites/{site.pk}/holdqueue/").data
     assert held[0]["owner"] == "" and held[0]["mine"] is False
-    staff = api_for(make_user("root", staff=True))
-    assert staff.get(f"/api/sites/{site.pk}/jobs/{job['id']}/").status_code == 200
+    assert staff_api.get(f"/api/sites/{site.pk}/jobs/{job['id']}/").status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -25,11 +25,6 @@ def site():
     return simulated_site()
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
 def post(client, site, headers=None, **extra):
     body = job_body(mold=False, allow_delay=False, **extra)
     return client.post(f"/api/sites/{site.pk}/jobs/", body, format="json", headers=headers or {})

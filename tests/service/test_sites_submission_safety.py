@@ -41,11 +41,6 @@ def site(tmp_path, settings):
     )
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
 def held(site, owner, **extra) -> SiteJob:
     fields = {
         "site": site,

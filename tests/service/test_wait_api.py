@@ -25,11 +25,6 @@ def trace(tmp_path: Path):
     return ingest_swf(path, name="demo")
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
 def job(trace, **changes):
     body = {
         "user_id": 2, "group_id": 1, "queue_id": 1, "requested_procs": 8,
