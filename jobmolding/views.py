@@ -17,6 +17,7 @@ from jobmolding import services
 from jobmolding.models import MoldingRun
 from jobmolding.plots import PLOTS
 from jobmolding.serializers import MoldingRequestSerializer, MoldingRunSerializer
+from queuecast.permissions import visible_to
 from traces.models import Trace
 
 
@@ -35,9 +36,7 @@ class MoldingRunViewSet(
         runs = MoldingRun.objects.select_related("owner", "trace")
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user
             return runs.none()
-        if not self.request.user.is_staff:
-            runs = runs.filter(owner=self.request.user)
-        return runs
+        return visible_to(runs, self.request.user)
 
     @extend_schema(
         parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, enum=list(PLOTS))],

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from predictor import services_wait
 from predictor.models import EvaluationRun
 from predictor.serializers_wait import EvaluationRequestSerializer, EvaluationRunSerializer
+from queuecast.permissions import visible_to
 from traces.models import Trace
 
 
@@ -22,9 +23,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     queryset = EvaluationRun.objects.none()  # typed schema; get_queryset scopes per user
 
     def get_queryset(self) -> QuerySet[EvaluationRun]:
-        runs = EvaluationRun.objects.select_related("owner", "trace")
-        if not self.request.user.is_staff:
-            runs = runs.filter(owner=self.request.user)
+        runs = visible_to(EvaluationRun.objects.select_related("owner", "trace"), self.request.user)
         kind = self.request.query_params.get("kind")
         return runs.filter(kind=kind) if kind else runs
 

@@ -6,7 +6,6 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
-from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -17,19 +16,8 @@ from pyss_adapter.serializers import (
     ReplayRequestSerializer,
     ReplaySerializer,
 )
-from queuecast.longrun import visible_to
+from queuecast.permissions import IsOwnerOrStaffToChange, visible_to
 from traces.models import Trace
-
-
-class IsOwnerOrStaffToChange(BasePermission):
-    message = "Only the replay's owner or a staff user may delete it."
-
-    def has_permission(self, request, view) -> bool:
-        return bool(request.user and request.user.is_authenticated)
-
-    def has_object_permission(self, request, view, obj) -> bool:
-        user = request.user
-        return request.method in SAFE_METHODS or user.is_staff or obj.owner_id == user.pk
 
 
 class ReplayViewSet(

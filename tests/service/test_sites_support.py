@@ -26,7 +26,7 @@ __all__ = ["FakePredictor", "api_for", "demo_trace", "make_user", "simulated_sit
 @lru_cache(maxsize=1)
 def demo_swf() -> Path:
     """The demo workload (300 jobs, 64 processors, waits from EASY), made once per session."""
-    from traces.core.demo import demo_trace as make
+    from pyss_adapter.core.demo import demo_trace as make
 
     path = Path(tempfile.mkdtemp(prefix="queuecast-sites-")) / "demo.swf"
     write_swf(make(300, 64, seed=1), path)
