@@ -71,20 +71,27 @@ def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[
         return {"bin_s": bin_s, "t0_s": 0.0, "utilisation": []}
     t0 = float(jobs.submit_s.min())
     edges = np.arange(t0, float(result.end_s.max()) + bin_s, bin_s)
-    area = _busy_integral(result.start_s, result.n_procs, edges) - _busy_integral(
-        result.end_s, result.n_procs, edges
-    )
+    area = busy_integral(result.start_s, result.end_s, result.n_procs, edges)
     util = np.diff(area) / (jobs.machine_procs * bin_s)
     return {"bin_s": bin_s, "t0_s": t0, "utilisation": np.round(util, 6).tolist()}
 
 
-def _busy_integral(times: np.ndarray, procs: np.ndarray, at: np.ndarray) -> np.ndarray:
-    order = np.argsort(times, kind="stable")
-    t, p = times[order], procs[order].astype(np.float64)
-    cum_p = np.concatenate([[0.0], np.cumsum(p)])
-    cum_pt = np.concatenate([[0.0], np.cumsum(p * t)])
-    k = np.searchsorted(t, at, side="right")
-    return at * cum_p[k] - cum_pt[k]
+def busy_integral(
+    start: np.ndarray, end: np.ndarray, procs: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """``F(t) = sum_j p_j clip(t - start_j, 0, end_j - start_j)`` at each ``at``: the
+    processor-seconds used by ``t`` (the busy-CPU curve's integral), with sorted cumulative
+    sums of ``p`` and ``p * time`` (shape of ``at``)."""
+
+    def ramp(times: np.ndarray) -> np.ndarray:
+        order = np.argsort(times, kind="stable")
+        t, p = times[order], np.asarray(procs, np.float64)[order]
+        cum_p = np.concatenate([[0.0], np.cumsum(p)])
+        cum_pt = np.concatenate([[0.0], np.cumsum(p * t)])
+        k = np.searchsorted(t, at, side="right")
+        return at * cum_p[k] - cum_pt[k]
+
+    return ramp(np.asarray(start, np.float64)) - ramp(np.asarray(end, np.float64))
 
 
 def all_jobs_view(result: ReplayResult) -> dict:
