@@ -152,14 +152,24 @@ class APQ(WaitEstimator):
     name = "apq"
 
     def __init__(self, **params: Any) -> None:
-        self.params = APQParams(**params)
-        self._index: tuple[StateSweep, HistoryIndex] | None = None
+        for name, value in params.items():  # the keyword parameters only (the contract)
+            setattr(self, name, value)
+
+    @property
+    def params(self) -> APQParams:
+        """The settings: :class:`APQParams` from ``get_params()``, built once (an unknown
+        name or a bad value raises when first used, at ``fit``)."""
+        built: APQParams | None = self.__dict__.get("_params")
+        if built is None:
+            built = self._params = APQParams(**self.get_params())
+        return built
 
     # ------------------------------------------------------------------ plumbing
     def index(self, sweep: StateSweep) -> HistoryIndex:
-        if self._index is None or self._index[0] is not sweep:
-            self._index = (sweep, HistoryIndex(sweep, self.params))
-        return self._index[1]
+        cached: tuple[StateSweep, HistoryIndex] | None = self.__dict__.get("_index")
+        if cached is None or cached[0] is not sweep:
+            cached = self._index = (sweep, HistoryIndex(sweep, self.params))
+        return cached[1]
 
     @staticmethod
     def trace_target(sweep: StateSweep, i: int, union: bool) -> Target:
