@@ -11,26 +11,9 @@ from django.utils import timezone
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.sweep import sweep
-from tests.service.test_sites_support import api_for, job_body, simulated_site
+from tests.service.test_sites_support import api_for, held, job_body, simulated_site
 
 pytestmark = pytest.mark.django_db
-
-
-def held(site, owner, **extra) -> SiteJob:
-    fields = {
-        "site": site,
-        "owner": owner,
-        "name": "h",
-        "script": "#!/bin/sh\nsleep 1\n",
-        "procs_requested": 2,
-        "procs_chosen": 2,
-        "time_limit_s": 60,
-        "state": SiteJob.HELD,
-        "arrived_at": timezone.now(),
-        "release_at": timezone.now(),
-        **extra,
-    }
-    return SiteJob.objects.create(**fields)
 
 
 # --- one bad site or row ---------------------------------------------------------------------

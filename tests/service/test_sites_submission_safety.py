@@ -6,12 +6,11 @@ row that exists, and no secret reaches a job (stand-in Slurm tools, ``tests/stan
 from __future__ import annotations
 
 import pytest
-from django.utils import timezone
 
 from holdqueue.models import SiteJob
 from holdqueue.services.sites import create_site
 from holdqueue.services.sweep import reconcile_submitting, release_due, sweep
-from tests.service.test_sites_support import api_for, job_body, make_user
+from tests.service.test_sites_support import api_for, held, job_body, make_user
 from tests.standin_slurm import StandIn
 
 pytestmark = pytest.mark.django_db
@@ -39,23 +38,6 @@ def site(tmp_path, settings):
         },
         None,
     )
-
-
-def held(site, owner, **extra) -> SiteJob:
-    fields = {
-        "site": site,
-        "owner": owner,
-        "name": "h",
-        "script": "#!/bin/sh\nsleep 1\n",
-        "procs_requested": 2,
-        "procs_chosen": 2,
-        "time_limit_s": 60,
-        "state": SiteJob.HELD,
-        "arrived_at": timezone.now(),
-        "release_at": timezone.now(),
-        **extra,
-    }
-    return SiteJob.objects.create(**fields)
 
 
 def lease_over(settings) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.utils import timezone
 
-from holdqueue.models import Site
+from holdqueue.models import Site, SiteJob
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sites import create_site
 from predictor.core.runtime.rangeset import RangeSet
@@ -20,7 +21,7 @@ from traces.core.swf import write_swf
 from traces.models import Trace
 from traces.services.ingest import ingest_swf
 
-__all__ = ["FakePredictor", "api_for", "demo_trace", "make_user", "simulated_site"]
+__all__ = ["FakePredictor", "api_for", "demo_trace", "held", "make_user", "simulated_site"]
 
 
 @lru_cache(maxsize=1)
@@ -85,3 +86,21 @@ def job_body(**extra: Any) -> dict[str, Any]:
     """A job request; a key given as None is left out."""
     body = {"procs": 8, "time_limit_s": 600, "command": "sleep 1", "name": "t", **extra}
     return {k: v for k, v in body.items() if v is not None}
+
+
+def held(site: Site, owner: Any, **extra: Any) -> SiteJob:
+    """A held site job of ``owner``, released now unless ``extra`` says otherwise."""
+    fields = {
+        "site": site,
+        "owner": owner,
+        "name": "h",
+        "script": "#!/bin/sh\nsleep 1\n",
+        "procs_requested": 2,
+        "procs_chosen": 2,
+        "time_limit_s": 60,
+        "state": SiteJob.HELD,
+        "arrived_at": timezone.now(),
+        "release_at": timezone.now(),
+        **extra,
+    }
+    return SiteJob.objects.create(**fields)
