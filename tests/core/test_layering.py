@@ -107,3 +107,15 @@ def test_the_check_sees_imports_at_any_depth(tmp_path: Path, source: str, flagge
         m for _, m in imported_modules(path) if RANK.get(m.split(".")[0], -1) > RANK["predictor"]
     ]
     assert bool(higher) is flagged
+
+
+def test_higher_apps_register_their_parts_of_lower_pages() -> None:
+    """The runs page gets the molding block and the predict page the live-site branch from
+    the apps that own them (``AppConfig.ready``), not by importing them."""
+    from holdqueue import pages_predict
+    from jobmolding.pages import runs_block
+    from queuecast import page_parts
+
+    assert page_parts.parts(page_parts.RUNS_LIST) == {"molding": runs_block}
+    assert page_parts.part(page_parts.PREDICT_SITE, "site") is pages_predict
+    assert page_parts.part(page_parts.PREDICT_SITE, "nothing") is None
