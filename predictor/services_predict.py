@@ -17,7 +17,7 @@ from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
-from predictor.core.wait.recent import RecentErrors, recent_errors, recent_rows
+from predictor.core.wait.recent import RecentErrors, RecentScorer
 from predictor.fitted_cache import FittedCache
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
@@ -109,7 +109,8 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
 def trust(bundle: FittedBundle, at: float, wait_s: float, query: dict[str, Any]) -> dict[str, Any]:
     """Interval at the query's confidence, P(start within T) and the wait method's recent
     accuracy (``predictor.core.wait.recent``): its errors on the jobs that most recently
-    started by ``at``, re-scored once per trace and instant (small LRU)."""
+    started by ``at``, built once per trace version and instant (``RecentScorer``: each log
+    row is predicted once, instants kept in a small LRU)."""
     level, within = float(query.get("confidence") or 0.9), query.get("within_s")
     recent = _recent(bundle, at)
     body: dict[str, Any] = {"confidence": level, "within_s": within, "p_within": None,
@@ -124,16 +125,18 @@ def trust(bundle: FittedBundle, at: float, wait_s: float, query: dict[str, Any])
     return body
 
 
+def recent_scorer(bundle: FittedBundle) -> RecentScorer:
+    """The bundle's recent-error scorer (row predictions memoised, instants cached); it lives
+    and dies with the bundle."""
+    scorer = bundle.__dict__.get("_recent_scorer")
+    if scorer is None:
+        scorer = RecentScorer(bundle.wait, bundle.jobs)
+        scorer = bundle.__dict__.setdefault("_recent_scorer", scorer)
+    return scorer
+
+
 def _recent(bundle: FittedBundle, at: float) -> RecentErrors:
-    cache = bundle.__dict__.setdefault("_recent_errors", {})  # lives and dies with the bundle
-    if at not in cache:
-        if len(cache) >= 64:
-            cache.pop(next(iter(cache)))
-        jobs = bundle.jobs
-        n_before = int(np.searchsorted(jobs["submit_time"].to_numpy(float), at, side="right"))
-        rows = recent_rows(jobs, at, n_before)
-        cache[at] = recent_errors(bundle.wait, rows, jobs["wait_time"].to_numpy(float))
-    return cache[at]
+    return recent_scorer(bundle).at(at)
 
 
 def _num(value: float) -> float | None:
