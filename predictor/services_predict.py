@@ -2,8 +2,10 @@
 
 The bundle (``predictor.core.bundle``: the state sweep, the wait, bound and runtime methods)
 is fitted once per trace and kept in a small LRU keyed by the trace's id and version (job
-count and ingest end), so a re-ingested trace is fitted again. The wait and runtime APIs, the
-predict page and the molding replay all go through :func:`predict_requests`.
+count and ingest end), so a re-ingested trace is fitted again. The LRU sits on the
+cross-process store (``predictor.fitted_store``): one process fits, every process loads.
+The wait and runtime APIs, the predict page and the molding replay all go through
+:func:`predict_requests`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.wait.recent import RecentErrors, RecentScorer
 from predictor.fitted_cache import FittedCache
+from predictor.fitted_store import default_store
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -33,7 +36,7 @@ def fit_trace(trace: Trace) -> FittedBundle:
     return fit_bundle(swf.jobs, int(trace.machine_procs or swf.machine_procs or 1))
 
 
-BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace)
+BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace, store=default_store)
 
 
 def bundle_for(trace: Trace) -> FittedBundle:

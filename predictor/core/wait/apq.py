@@ -83,6 +83,11 @@ class APQ(WaitEstimator):
         self.params = APQParams(**params)
         self._index: tuple[StateSweep, HistoryIndex] | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the history index (rebuilt on first use), as the bundle store
+        saves it (``predictor.fitted_store``)."""
+        return {**self.__dict__, "_index": None}
+
     # ------------------------------------------------------------------ plumbing
     def index(self, sweep: StateSweep) -> HistoryIndex:
         if self._index is None or self._index[0] is not sweep:
