@@ -146,7 +146,9 @@ class APQ(WaitEstimator):
             return {m: answer for m in modes or MODES}, np.nan, len(rows)
         block = idx.block(tgt.queue, tgt.t, tgt.n_before)
         w, x, wait = block.weights, block.x, block.wait
-        d = dist.feature_distances(tgt.features, x, block.x_min, block.x_max)
+        d = dist.feature_distances(
+            tgt.features, x, block.x_min, block.x_max, out=idx.scratch(x.shape)
+        )
         spread, hd = np.nan, None
         if (modes is not None and "distributions" in modes) or (modes is None and thr < np.inf):
             hd = self._hist_distances(idx, tgt, rows)

@@ -14,6 +14,7 @@ only when a distributions distance asks for them.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,6 +98,15 @@ class HistoryIndex:
             self.by_queue[int(q)] = QueueRows.build(mine, a.start[mine], sweep.summary, self.wait)
         self._weights: dict[tuple[int, int], np.ndarray] = {}
         self._block: HistoryBlock | None = None
+        self._local = threading.local()
+
+    def scratch(self, shape: tuple[int, ...]) -> np.ndarray:
+        """A float array of ``shape`` reused by this thread's next target (its distances are
+        dead once combined)."""
+        buf = getattr(self._local, "buf", None)
+        if buf is None or buf.size < int(np.prod(shape)):
+            buf = self._local.buf = np.empty(int(np.prod(shape)) + 1024)
+        return buf[: int(np.prod(shape))].reshape(shape)
 
     def _span(self, queue: int, t: float, n_before: int) -> tuple[int, int, np.ndarray | None]:
         """(lo, hi, None) when the history is ``by_queue[queue].rows[lo:hi]``, else
