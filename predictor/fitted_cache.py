@@ -18,6 +18,12 @@ from traces.models import Trace
 T = TypeVar("T")
 
 
+def store_key(trace: Trace) -> tuple[str, str]:
+    """(id, version) of a trace in the store: its key, and its job count and ingest end."""
+    end = trace.finished_at.timestamp() if trace.finished_at else 0
+    return str(trace.pk), f"{trace.job_count}_{end:.6f}"
+
+
 class FittedCache(Generic[T]):
     """Keyed by (id, job count, ingest end), so a re-ingested trace is fitted again.
 
@@ -48,18 +54,18 @@ class FittedCache(Generic[T]):
                 return self.items[key]
         # Outside the lock (fitting is slow); concurrent first calls wait for one fit,
         # which runs under the run memory ceiling (a MemoryError fails the request clearly).
-        fitted = self.flights.do(key, lambda: self._load_or_fit(trace, key))
+        fitted = self.flights.do(key, lambda: self._load_or_fit(trace))
         with self.lock:
             self.items[key] = fitted
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
         return fitted
 
-    def _load_or_fit(self, trace: Trace, key: tuple) -> T:
+    def _load_or_fit(self, trace: Trace) -> T:
         if self.store is None:
             return self._fit_within_ceiling(trace)
         store = self.store()
-        ident, version = str(key[0]), f"{key[1]}_{key[2].timestamp() if key[2] else 0:.6f}"
+        ident, version = store_key(trace)
         fitted = store.load(self.kind, ident, version)
         if fitted is not None:
             return fitted
