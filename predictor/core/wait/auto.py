@@ -301,8 +301,8 @@ class AutoWait(WaitEstimator):
             method = self.methods_[name]
             if targets.rows is not None:
                 out[sel] = method.predict_rows(targets.rows[sel], progress=part).wait_s
-            else:
-                out[sel] = method.predict(targets.snapshot, targets.requests.take(sel)).wait_s
+            else:  # the requests' state is computed once, for the choice and the candidate
+                out[sel] = method._predict(targets.take(sel), part).wait_s
         if progress is not None:
             progress(1.0)
         return out
