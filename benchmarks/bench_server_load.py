@@ -11,7 +11,9 @@ and one keep-alive connection each) posting ``/api/traces/{id}/predictions/wait`
 random users, sizes and times for ``--seconds``. Then (unless ``--no-site``) the same against
 ``/api/sites/{id}/predict/`` of a simulated site replaying the trace, its history warmed up
 from the trace: every request asks about "now", the live queue read from the database.
-Prints requests/s, p50/p99/max latency and the error count per target and client count.
+With ``--warm-rows`` the setup first runs ``warm_predictions`` (the workers load the stored
+bundle and row predictions instead of fitting). Prints requests/s, p50/p99/max latency and
+the error count per target and client count.
 Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
 """
 
@@ -49,6 +51,9 @@ if os.environ.get("BENCH_SITE") == "1":
     from holdqueue.services.sites import create_site
     site = create_site({"name": "bench-site", "backend": "simulated", "partition": "",
                         "trace": trace, "config": {"speed": 1.0}, "warm_up": True}, user).pk
+if os.environ.get("BENCH_WARM") == "1":
+    from predictor.services_predict import warm_rows
+    warm_rows(trace)  # fits and stores the bundle and every row's prediction for the workers
 print(json.dumps({"id": trace.pk, "site": site, "token": Token.objects.create(user=user).key,
                   "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,
                   "procs": trace.machine_procs}))
@@ -158,6 +163,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-site", action="store_true", help="the trace run only")
+    parser.add_argument(
+        "--warm-rows",
+        action="store_true",
+        help="run warm_predictions first (every past instant answers warm in every worker)",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_server_load_"))
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
@@ -172,6 +182,7 @@ def main() -> None:
         QUEUECAST_ACCESS_LOG="/dev/null",
         BENCH_TRACE=str(traces_dir() / f"{args.trace}.swf.gz"),
         BENCH_SITE="0" if args.no_site else "1",
+        BENCH_WARM="1" if args.warm_rows else "0",
     )
     setup = subprocess.run(
         [sys.executable, "-c", "import json\n" + SETUP], cwd=ROOT, env=env,
