@@ -96,7 +96,7 @@ class Snapshot:
     waiting: ActiveJobs
     running: ActiveJobs
     history: pd.DataFrame = _LazyFrame()  # type: ignore[assignment]
-    machine_procs: int
+    machine_procs: int  # type: ignore[misc]  # history has no default (see _LazyFrame)
     log_rows: int | None = None
 
     @property
