@@ -1,14 +1,20 @@
-"""Load on the production server: wait predictions from 8 and 32 concurrent clients.
+"""Load on the production server: wait predictions from 8 and 32 concurrent clients, on a
+stored trace at past instants and on a live (simulated) site at "now".
 
     python benchmarks/bench_server_load.py [--trace KTH-SP2-1996-2.1-cln] [--clients 8 32]
-        [--seconds 20] [--workers 2] [--threads 4]
+        [--seconds 20] [--workers 2] [--threads 4] [--no-site]
 
 Starts gunicorn (``queuecast/gunicorn_conf.py``, the command of ``scripts/serve``) on a free
 loopback port over a throwaway SQLite database, ingests the shared trace, warms every
 worker process up (each fits the trace once), then runs closed-loop clients (one thread
 and one keep-alive connection each) posting ``/api/traces/{id}/predictions/wait`` with
-random users, sizes and times for ``--seconds``. Prints requests/s, p50/p99/max latency and
-the error count per client count. Goal (issue 11): p99 < 100 ms at 32 clients, 0 errors.
+random users, sizes and times for ``--seconds``. Then (unless ``--no-site``) the same against
+``/api/sites/{id}/predict/`` of a simulated site replaying the trace, its history warmed up
+from the trace: every request asks about "now", the live queue read from the database.
+With ``--warm-rows`` the setup first runs ``warm_predictions`` (the workers load the stored
+bundle and row predictions instead of fitting). Prints requests/s, p50/p99/max latency and
+the error count per target and client count.
+Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
 """
 
 from __future__ import annotations
@@ -40,8 +46,16 @@ call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user("bench")
 trace = ingest_swf(os.environ["BENCH_TRACE"], name="bench", owner=user)
 users = sorted(set(trace.jobs.values_list("user_id", flat=True)))
-print(json.dumps({"id": trace.pk, "token": Token.objects.create(user=user).key, "users": users,
-                  "lo": trace.first_submit_s, "hi": trace.last_submit_s,
+site = None
+if os.environ.get("BENCH_SITE") == "1":
+    from holdqueue.services.sites import create_site
+    site = create_site({"name": "bench-site", "backend": "simulated", "partition": "",
+                        "trace": trace, "config": {"speed": 1.0}, "warm_up": True}, user).pk
+if os.environ.get("BENCH_WARM") == "1":
+    from predictor.services_predict import warm_rows
+    warm_rows(trace)  # fits and stores the bundle and every row's prediction for the workers
+print(json.dumps({"id": trace.pk, "site": site, "token": Token.objects.create(user=user).key,
+                  "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,
                   "procs": trace.machine_procs}))
 """
 
@@ -64,6 +78,19 @@ def bodies(info: dict, n: int, seed: int) -> list[bytes]:
                 "requested_procs": int(rng.integers(1, info["procs"] + 1)),
                 "requested_time": float(rng.integers(60, 86400)),
                 "at": float(rng.uniform(lo + 0.2 * (hi - lo), hi)),
+            }
+        ).encode()
+        for _ in range(n)
+    ]
+
+
+def site_bodies(info: dict, n: int, seed: int) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    return [
+        json.dumps(
+            {
+                "procs": int(rng.integers(1, info["procs"] + 1)),
+                "time_limit_s": int(rng.integers(60, 86400)),
             }
         ).encode()
         for _ in range(n)
@@ -116,6 +143,7 @@ def load(port: int, path: str, token: str, payloads: list[bytes], n: int, second
     ms = np.array([t for c in clients for t in c.latencies]) * 1000
     errors = [e for c in clients for e in c.errors]
     return {
+        "target": "site now" if "/sites/" in path else "trace past",
         "clients": n,
         "requests": len(ms),
         "errors": len(errors),
@@ -134,6 +162,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-site", action="store_true", help="the trace run only")
+    parser.add_argument(
+        "--warm-rows",
+        action="store_true",
+        help="run warm_predictions first (every past instant answers warm in every worker)",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_server_load_"))
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
@@ -147,6 +181,8 @@ def main() -> None:
         QUEUECAST_WEB_THREADS=str(args.threads),
         QUEUECAST_ACCESS_LOG="/dev/null",
         BENCH_TRACE=str(traces_dir() / f"{args.trace}.swf.gz"),
+        BENCH_SITE="0" if args.no_site else "1",
+        BENCH_WARM="1" if args.warm_rows else "0",
     )
     setup = subprocess.run(
         [sys.executable, "-c", "import json\n" + SETUP], cwd=ROOT, env=env,
@@ -157,18 +193,22 @@ def main() -> None:
         [sys.executable, "-m", "gunicorn", "--config", "queuecast/gunicorn_conf.py",
          "queuecast.wsgi"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    path = f"/api/traces/{info['id']}/predictions/wait"
-    payloads = bodies(info, 5000, args.seed)
+    runs = [(f"/api/traces/{info['id']}/predictions/wait", bodies(info, 5000, args.seed))]
+    if info["site"] is not None:
+        runs.append((f"/api/sites/{info['site']}/predict/", site_bodies(info, 5000, args.seed)))
+    rows, warm = [], 0.0
     try:
         wait_for(port)
-        warm = warm_up(port, path, info["token"], payloads, args.workers * args.threads)
-        rows = [load(port, path, info["token"], payloads, n, args.seconds) for n in args.clients]
+        for path, payloads in runs:
+            warm += warm_up(port, path, info["token"], payloads, args.workers * args.threads)
+            rows += [load(port, path, info["token"], payloads, n, args.seconds)
+                     for n in args.clients]  # fmt: skip
     finally:
         server.terminate()
         server.wait(30)
     print(
         f"gunicorn {args.workers} workers x {args.threads} threads, trace {args.trace}, "
-        f"warm-up {warm:.1f} s (each worker fits the trace once)"
+        f"warm-up {warm:.1f} s (one fit per trace or site, shared by the workers)"
     )
     print(table(rows, list(rows[0])))
 

@@ -1,17 +1,24 @@
-"""Latency of one queue-wait prediction over the API (POST /api/traces/{id}/predictions/wait).
+"""Latency of a queue-wait prediction over the API (POST /api/traces/{id}/predictions/wait)
+against a trace detail GET (GET /api/traces/{id}/) in the same process, per shared log.
 
-    python benchmarks/bench_wait_api.py [--trace KTH-SP2-1996-2.1-cln] [--calls 200] [--seed 0]
+    python benchmarks/bench_wait_api.py [--traces KTH-SP2-1996-2.1-cln,HPC2N-2002-2.2-cln]
+        [--calls 100] [--seed 0] [--profile]
 
-Uses the Django test client against a throwaway SQLite database in a temporary folder:
-ingests the shared trace, times the first call (it fits the state sweep, APQ and QBETS
-and caches them), then ``--calls`` calls with random users, sizes and times, and prints
-the p50/p99 latency of those.
+Uses the Django test client against a throwaway SQLite database in a temporary folder. Per
+trace: ingests it, times the first call (it fits the bundle: state sweep, APQ, QBETS, runtime
+rangeSet), then ``--calls`` predictions at random instants of the test part with random
+users and sizes ("new instant": the recent-error pool of an instant nobody asked about yet
+predicts the jobs that started since the instants seen before), the same bodies again
+("warm": the instant's pool is known), and as many detail GETs. The ratio is warm p50 over
+the GET's p50. ``--profile`` prints the top of cProfile over the warm calls.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +27,7 @@ from _common import table, traces_dir
 
 TMP = tempfile.mkdtemp(prefix="bench_wait_api_")
 os.environ["QUEUECAST_SQLITE_PATH"] = str(Path(TMP) / "bench.sqlite3")
+os.environ["QUEUECAST_UPLOAD_DIR"] = str(Path(TMP) / "uploads")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
 
 import django  # noqa: E402
@@ -49,40 +57,65 @@ def random_bodies(trace, jobs_users: np.ndarray, n: int, rng: np.random.Generato
     ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trace", default="KTH-SP2-1996-2.1-cln")
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    call_command("migrate", verbosity=0)
-    trace = ingest_swf(traces_dir() / f"{args.trace}.swf.gz", name=args.trace)
-    client = APIClient()
-    client.force_authenticate(get_user_model().objects.create_user("bench"))
+def timed(call, items: list) -> np.ndarray:  # noqa: ANN001
+    """Milliseconds of ``call(item)`` per item (each answer must be 200)."""
+    out = []
+    for item in items:
+        started = time.perf_counter()
+        res = call(item)
+        out.append(1000 * (time.perf_counter() - started))
+        assert res.status_code == 200, res.content
+    return np.array(out)
+
+
+def bench(name: str, client: APIClient, calls: int, seed: int, profile: bool) -> dict:
+    trace = ingest_swf(traces_dir() / f"{name}.swf.gz", name=name)
     url = f"/api/traces/{trace.pk}/predictions/wait"
     users = np.unique(np.asarray(trace.jobs.values_list("user_id", flat=True)))
-    bodies = random_bodies(trace, users, args.calls + 1, np.random.default_rng(args.seed))
+    bodies = random_bodies(trace, users, calls + 1, np.random.default_rng(seed))
     started = time.perf_counter()
     first = client.post(url, bodies[0], format="json")
     cold = time.perf_counter() - started
     assert first.status_code == 200, first.content
-    times = []
-    for body in bodies[1:]:
-        started = time.perf_counter()
-        res = client.post(url, body, format="json")
-        times.append(time.perf_counter() - started)
-        assert res.status_code == 200, res.content
-    ms = np.array(times) * 1000
-    row = {
-        "trace": args.trace,
+
+    def post(body: dict):  # noqa: ANN202
+        return client.post(url, body, format="json")
+
+    new = timed(post, bodies[1:])
+    prof = cProfile.Profile() if profile else None
+    if prof:
+        prof.enable()
+    warm = timed(post, bodies[1:])
+    if prof:
+        prof.disable()
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+    detail = timed(lambda _: client.get(f"/api/traces/{trace.pk}/"), range(calls))
+    return {
+        "trace": name,
         "jobs": trace.job_count,
-        "first call (fit) s": f"{cold:.2f}",
-        "calls": len(ms),
-        "p50 ms": f"{np.percentile(ms, 50):.1f}",
-        "p99 ms": f"{np.percentile(ms, 99):.1f}",
-        "max ms": f"{ms.max():.1f}",
+        "first call (fit) s": f"{cold:.1f}",
+        "calls": calls,
+        "new instant p50 ms": f"{np.percentile(new, 50):.1f}",
+        "new instant p99 ms": f"{np.percentile(new, 99):.1f}",
+        "warm p50 ms": f"{np.percentile(warm, 50):.1f}",
+        "warm p99 ms": f"{np.percentile(warm, 99):.1f}",
+        "detail GET p50 ms": f"{np.percentile(detail, 50):.1f}",
+        "warm / GET": f"{np.percentile(warm, 50) / np.percentile(detail, 50):.1f}",
     }
-    print(table([row], list(row)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", default="KTH-SP2-1996-2.1-cln,HPC2N-2002-2.2-cln")
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    client = APIClient()
+    client.force_authenticate(get_user_model().objects.create_user("bench"))
+    rows = [bench(t, client, args.calls, args.seed, args.profile) for t in args.traces.split(",")]
+    print(table(rows, list(rows[0])))
 
 
 if __name__ == "__main__":

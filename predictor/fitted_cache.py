@@ -1,4 +1,5 @@
-"""A small thread-safe LRU of models fitted per stored trace (the prediction APIs)."""
+"""A small thread-safe LRU of models fitted per stored trace (the prediction APIs), backed by
+the cross-process :class:`predictor.fitted_store.FittedStore` when one is given."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Generic, TypeVar
 
 from django.conf import settings
 
+from predictor.fitted_store import FittedStore
 from queuecast.limits import memory_ceiling
 from queuecast.singleflight import SingleFlight
 from traces.models import Trace
@@ -16,12 +18,30 @@ from traces.models import Trace
 T = TypeVar("T")
 
 
-class FittedCache(Generic[T]):
-    """Keyed by (id, job count, ingest end), so a re-ingested trace is fitted again."""
+def store_key(trace: Trace) -> tuple[str, str]:
+    """(id, version) of a trace in the store: its key, and its job count and ingest end."""
+    end = trace.finished_at.timestamp() if trace.finished_at else 0
+    return str(trace.pk), f"{trace.job_count}_{end:.6f}"
 
-    def __init__(self, size: int, fit: Callable[[Trace], T]) -> None:
+
+class FittedCache(Generic[T]):
+    """Keyed by (id, job count, ingest end), so a re-ingested trace is fitted again.
+
+    With ``store`` (a callable giving the :class:`FittedStore`), a miss first loads the
+    bundle another process saved; else one process fits it (the store's per-trace lock;
+    the others wait for it and load its file) and saves it for every process.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        fit: Callable[[Trace], T],
+        store: Callable[[], FittedStore] | None = None,
+        kind: str = "trace",
+    ) -> None:
         self.size = size
         self.fit = fit
+        self.store, self.kind = store, kind
         self.items: OrderedDict[tuple, T] = OrderedDict()
         self.lock = threading.Lock()
         self.flights: SingleFlight[T] = SingleFlight()  # one fit per key at a time
@@ -34,11 +54,26 @@ class FittedCache(Generic[T]):
                 return self.items[key]
         # Outside the lock (fitting is slow); concurrent first calls wait for one fit,
         # which runs under the run memory ceiling (a MemoryError fails the request clearly).
-        fitted = self.flights.do(key, lambda: self._fit_within_ceiling(trace))
+        fitted = self.flights.do(key, lambda: self._load_or_fit(trace))
         with self.lock:
             self.items[key] = fitted
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+        return fitted
+
+    def _load_or_fit(self, trace: Trace) -> T:
+        if self.store is None:
+            return self._fit_within_ceiling(trace)
+        store = self.store()
+        ident, version = store_key(trace)
+        fitted = store.load(self.kind, ident, version)
+        if fitted is not None:
+            return fitted
+        with store.lock(self.kind, ident):  # single flight across processes
+            fitted = store.load(self.kind, ident, version)  # fitted while we waited
+            if fitted is None:
+                fitted = self._fit_within_ceiling(trace)
+                store.save(self.kind, ident, version, fitted)
         return fitted
 
     def _fit_within_ceiling(self, trace: Trace) -> T:

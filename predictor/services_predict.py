@@ -2,8 +2,10 @@
 
 The bundle (``predictor.core.bundle``: the state sweep, the wait, bound and runtime methods)
 is fitted once per trace and kept in a small LRU keyed by the trace's id and version (job
-count and ingest end), so a re-ingested trace is fitted again. The wait and runtime APIs, the
-predict page and the molding replay all go through :func:`predict_requests`.
+count and ingest end), so a re-ingested trace is fitted again. The LRU sits on the
+cross-process store (``predictor.fitted_store``): one process fits, every process loads.
+The wait and runtime APIs, the predict page and the molding replay all go through
+:func:`predict_requests`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
-from predictor.core.wait.recent import RecentErrors, recent_errors, recent_rows
-from predictor.fitted_cache import FittedCache
+from predictor.core.wait.recent import RecentScorer
+from predictor.fitted_cache import FittedCache, store_key
+from predictor.fitted_store import default_store
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -33,7 +36,7 @@ def fit_trace(trace: Trace) -> FittedBundle:
     return fit_bundle(swf.jobs, int(trace.machine_procs or swf.machine_procs or 1))
 
 
-BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace)
+BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace, store=default_store)
 
 
 def bundle_for(trace: Trace) -> FittedBundle:
@@ -102,16 +105,23 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         "support": answer.wait_support,
         "qbets_upper_s": answer.wait_upper_s,
         "at": request.submit_s,
-        **trust(bundle, request.submit_s, answer.wait_s, query),
+        **trust(bundle, request.submit_s, answer.wait_s, query, trace),
     }
 
 
-def trust(bundle: FittedBundle, at: float, wait_s: float, query: dict[str, Any]) -> dict[str, Any]:
+def trust(
+    bundle: FittedBundle,
+    at: float,
+    wait_s: float,
+    query: dict[str, Any],
+    trace: Trace | None = None,
+) -> dict[str, Any]:
     """Interval at the query's confidence, P(start within T) and the wait method's recent
     accuracy (``predictor.core.wait.recent``): its errors on the jobs that most recently
-    started by ``at``, re-scored once per trace and instant (small LRU)."""
+    started by ``at``, built once per trace version and instant (``RecentScorer``: each log
+    row is predicted once, instants kept in a small LRU)."""
     level, within = float(query.get("confidence") or 0.9), query.get("within_s")
-    recent = _recent(bundle, at)
+    recent = recent_scorer(bundle, trace).at(at)
     body: dict[str, Any] = {"confidence": level, "within_s": within, "p_within": None,
                             "interval_low_s": None, "interval_high_s": None}  # fmt: skip
     body.update(recent_jobs=int(recent.rows.size), recent_aae_s=_num(recent.aae_s),
@@ -124,16 +134,35 @@ def trust(bundle: FittedBundle, at: float, wait_s: float, query: dict[str, Any])
     return body
 
 
-def _recent(bundle: FittedBundle, at: float) -> RecentErrors:
-    cache = bundle.__dict__.setdefault("_recent_errors", {})  # lives and dies with the bundle
-    if at not in cache:
-        if len(cache) >= 64:
-            cache.pop(next(iter(cache)))
-        jobs = bundle.jobs
-        n_before = int(np.searchsorted(jobs["submit_time"].to_numpy(float), at, side="right"))
-        rows = recent_rows(jobs, at, n_before)
-        cache[at] = recent_errors(bundle.wait, rows, jobs["wait_time"].to_numpy(float))
-    return cache[at]
+def recent_scorer(bundle: FittedBundle, trace: Trace | None = None) -> RecentScorer:
+    """The bundle's recent-error scorer (row predictions memoised, instants cached); it lives
+    and dies with the bundle. With the trace, it starts from the row predictions that
+    :func:`warm_rows` stored for this trace version, if any."""
+    scorer = bundle.__dict__.get("_recent_scorer")
+    if scorer is None:
+        scorer = RecentScorer(bundle.wait, bundle.jobs)
+        stored = None if trace is None else default_store().load("rows", *store_key(trace))
+        if stored is not None and stored["values"].size == len(bundle.jobs):
+            scorer.memo.values[:], scorer.memo.known[:] = stored["values"], stored["known"]
+        scorer = bundle.__dict__.setdefault("_recent_scorer", scorer)
+    return scorer
+
+
+def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
+    """Predict every row of the trace with a known start once, at its own arrival, and store
+    the answers for every process: any past instant's recent errors are then warm. Returns
+    the rows predicted now (the rest were known)."""
+    bundle = bundle_for(trace)
+    scorer = recent_scorer(bundle, trace)
+    rows = np.sort(scorer.known.order)
+    before = scorer.memo.predicted
+    for lo in range(0, rows.size, chunk):
+        scorer.memo.wait_s(rows[lo : lo + chunk])
+        if progress is not None:
+            progress(min(1.0, (lo + chunk) / max(rows.size, 1)))
+    memo = scorer.memo
+    default_store().save("rows", *store_key(trace), {"values": memo.values, "known": memo.known})
+    return memo.predicted - before
 
 
 def _num(value: float) -> float | None:

@@ -1,8 +1,11 @@
 """Predictions for a live site: the predictor's bundle fitted on the site's own history,
 answering a batch of requests on the site's live snapshot (``predictor.core.bundle``).
 
-Fitting takes seconds to tens of seconds, so a site's bundle is cached and refitted only when
-its history has grown by ``REFIT_GROWTH`` or is older than ``REFIT_AGE_S``. At each fit the
+Fitting takes seconds to tens of seconds, so a site's bundle is fitted once for every process
+(``predictor.fitted_store``: one process fits under the site's lock, the others load its file)
+and refitted only when its history has grown by ``REFIT_GROWTH`` or is older than
+``REFIT_AGE_S``; a process counts the history at most every ``CHECK_EVERY_S``, and a stale
+bundle keeps answering while one process refits it in the background. At each fit the
 bundle is also scored on the last ``CALIBRATION_JOBS`` finished jobs of the history, each
 predicted from the state at its own arrival (online: nothing later is visible). Those errors
 are the site's measured accuracy and the pool of the split-conformal wait interval at the
@@ -12,8 +15,10 @@ caller's confidence (``predictor.core.wait.intervals.interval_from_pool``).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +33,7 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.fitted_store import FittedStore, default_store
 
 if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle, RequestAnswer
@@ -36,6 +42,9 @@ MIN_HISTORY = 50
 CALIBRATION_JOBS = 60
 REFIT_GROWTH = 0.10
 REFIT_AGE_S = 3600.0
+CHECK_EVERY_S = 30.0  # how often a process counts a site's history rows
+MODELS_KEPT = 16  # site models held per process
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,8 +71,64 @@ class SitePredictions:
         return [a.runtime for a in self.answers]
 
 
-_MODELS: dict[int, SiteModel] = {}
-_LOCK = threading.Lock()
+@dataclass(frozen=True)
+class _Held:
+    """A site model held by this process: for which site, and when its history was counted."""
+
+    model: SiteModel
+    ident: str
+    checked: float
+
+
+class _Models:
+    """This process's site models, bounded (least recently used out)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, pk: int) -> _Held | None:
+        with self.lock:
+            if pk in self.items:
+                self.items.move_to_end(pk)
+            return self.items.get(pk)
+
+    def put(self, pk: int, held: _Held) -> None:
+        with self.lock:
+            self.items[pk] = held
+            self.items.move_to_end(pk)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+    def pop(self, pk: int, default: Any = None) -> Any:
+        with self.lock:
+            return self.items.pop(pk, default)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+
+
+class _Flags:
+    """Sites being refitted by this process."""
+
+    def __init__(self) -> None:
+        self.items: set[int] = set()
+        self.lock = threading.Lock()
+
+    def add(self, pk: int) -> bool:
+        with self.lock:
+            if pk in self.items:
+                return False
+            self.items.add(pk)
+            return True
+
+    def discard(self, pk: int) -> None:
+        with self.lock:
+            self.items.discard(pk)
+
+
+_MODELS = _Models(MODELS_KEPT)
+_REFITTING = _Flags()
 
 
 def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, Any]]:
@@ -99,13 +164,13 @@ def _stale(model: SiteModel | None, rows: int) -> bool:
     return grown or time.time() - model.fitted_at > REFIT_AGE_S
 
 
-def site_model(site: Site) -> SiteModel:
-    """The site's fitted bundle (cached; refitted as the history grows)."""
+def _ident(site: Site) -> str:
+    """The store's id of a site: its key and creation time (a re-created site is new)."""
+    return f"{site.pk}_{site.created_at.timestamp():.6f}" if site.created_at else str(site.pk)
+
+
+def _fit(site: Site) -> SiteModel:
     rows = SiteHistory.objects.filter(site=site).count()
-    with _LOCK:
-        model = _MODELS.get(site.pk)
-    if not _stale(model, rows):
-        return model  # type: ignore[return-value]
     frame = history_frame(site)
     frame = frame[(frame["wait_time"] >= 0) & (frame["run_time"] >= 0)].reset_index(drop=True)
     frame["job_id"] = np.arange(1, len(frame) + 1)
@@ -119,10 +184,73 @@ def site_model(site: Site) -> SiteModel:
 
     bundle = fit_bundle(frame, site.machine_procs)
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
-    model = SiteModel(bundle, rows, time.time(), pool, accuracy)
-    with _LOCK:
-        _MODELS[site.pk] = model
+    return SiteModel(bundle, rows, time.time(), pool, accuracy)
+
+
+def _fit_and_store(site: Site, store: FittedStore, blocking: bool) -> SiteModel | None:
+    """Fit under the site's lock and save (single flight across processes). Without
+    ``blocking``, None at once when another process is fitting the site."""
+    with store.lock("site", _ident(site), blocking=blocking) as got:
+        if not got:
+            return None
+        if blocking:  # we may have waited for another process's fit: take it if just made
+            found = store.latest("site", _ident(site))
+            if found is not None and time.time() - found[1].fitted_at < CHECK_EVERY_S:
+                return found[1]
+        model = _fit(site)
+        store.save("site", _ident(site), f"{time.time():017.6f}", model)
     return model
+
+
+def _refit_in_background(site: Site, store: FittedStore) -> None:
+    """Refit a stale site's bundle in a thread; requests keep the current one meanwhile."""
+    if not _REFITTING.add(site.pk):
+        return  # this process is already refitting it
+
+    def run() -> None:
+        from django.db import connection
+
+        try:
+            model = _fit_and_store(site, store, blocking=False)
+            if model is not None:
+                _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
+        except Exception:  # the current model keeps answering; the next check retries
+            LOG.exception("background refit of site %s failed", site.pk)
+        finally:
+            _REFITTING.discard(site.pk)
+            connection.close()
+
+    _spawn(run)
+
+
+def _spawn(work: Any) -> None:
+    """Run ``work`` in a daemon thread (a seam: tests run it in place)."""
+    threading.Thread(target=work, name="refit-site", daemon=True).start()
+
+
+def site_model(site: Site) -> SiteModel:
+    """The site's fitted bundle: this process's copy, else the stored one, else fitted
+    (once across processes). Its history is counted at most every ``CHECK_EVERY_S``; a
+    stale bundle keeps answering while it is refitted in the background."""
+    store = default_store()
+    held = _MODELS.get(site.pk)
+    if held is not None and held.ident != _ident(site):
+        held = None  # the key of a deleted site, reused
+    if held is not None and time.monotonic() - held.checked < CHECK_EVERY_S:
+        return held.model
+    if held is None:
+        found = store.latest("site", _ident(site))
+        if found is None:
+            model = _fit_and_store(site, store, blocking=True)
+            assert model is not None
+            _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
+            return model
+        held = _Held(found[1], _ident(site), 0.0)
+    rows = SiteHistory.objects.filter(site=site).count()
+    _MODELS.put(site.pk, _Held(held.model, held.ident, time.monotonic()))
+    if _stale(held.model, rows):
+        _refit_in_background(site, store)
+    return held.model
 
 
 def predict_requests_at(site: Site, snapshot: Snapshot, batch: RequestBatch) -> SitePredictions:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import pandas as pd
 
@@ -22,7 +23,7 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.runtime.registry import make_method as make_runtime
 from predictor.core.runtime.types import RuntimeMethod
 from predictor.core.state.request import JobRequest, RequestBatch, as_batch
-from predictor.core.state.snapshot import Snapshot, from_log
+from predictor.core.state.snapshot import LogColumns, Snapshot, from_log
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait.registry import make_method as make_wait
 from predictor.core.wait.types import WaitContext, WaitMethod
@@ -58,9 +59,16 @@ class FittedBundle:
     def machine_procs(self) -> int:
         return self.wait_ctx.machine_procs
 
+    @cached_property
+    def log_columns(self) -> LogColumns:
+        """The columns snapshots of the fitted log read, extracted once."""
+        return LogColumns.of(self.jobs)
+
     def snapshot(self, time_s: float) -> Snapshot:
         """The fitted log's state at ``time_s`` (every job submitted by then has arrived)."""
-        return from_log(self.jobs, time_s, machine_procs=self.machine_procs)
+        return from_log(
+            self.jobs, time_s, machine_procs=self.machine_procs, columns=self.log_columns
+        )
 
 
 def fit_bundle(

@@ -85,3 +85,27 @@ def test_auto_method_answers_with_its_candidates_and_is_causal():
 def test_auto_refuses_a_safe_method_outside_its_candidates():
     with pytest.raises(ValueError, match="safe method"):
         AutoWait(candidates=("zero",), safe="gbm", make=make_method).fit(_ctx(make_jobs(100), 20))
+
+
+def test_auto_asks_each_candidate_only_for_the_targets_it_answers():
+    jobs = make_jobs(700, seed=11)
+    auto = AutoWait(candidates=("median", "zero", "qbets"), safe="median", every=50, window=100,
+                    min_known=10, n_recent=50, n_validation=100, make=make_method)  # fmt: skip
+    auto.fit(_ctx(jobs, 200))
+    asked: dict[str, int] = {}
+    for name, method in auto.methods_.items():
+        inner = method.predict_rows
+
+        def counted(rows, progress=None, _name=name, _inner=inner):  # noqa: ANN001, ANN202
+            asked[_name] = asked.get(_name, 0) + len(rows)
+            return _inner(rows, progress=progress)
+
+        method.predict_rows = counted
+    targets = np.arange(250, 700)
+    pred = auto.predict_rows(targets)
+    beyond = {n: asked[n] - int(np.sum(pred.predictor == n)) for n in auto.methods_}
+    assert len(set(pred.predictor)) > 1
+    assert len(set(beyond.values())) == 1  # the block re-scoring, the same for every candidate
+    every = {n: m.predict_rows(targets).wait_s for n, m in auto.methods_.items()}
+    want = np.array([every[n][k] for k, n in enumerate(pred.predictor)])
+    np.testing.assert_array_equal(pred.wait_s, want)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from predictor.core.wait.baselines import ZeroWait
-from predictor.core.wait.ibl import IBL, kernel_average, unit_distances
+from predictor.core.wait.ibl import DAY_S, IBL, kernel_average, unit_distances, unit_distances_batch
 from tests.core.wait_fakes import make_ctx, make_jobs
 
 
@@ -79,3 +79,33 @@ def test_changing_a_later_job_leaves_earlier_predictions_unchanged():
         IBL(n_iter=5, tune_targets=40).fit(make_ctx(later, n_tune=300)).predict_rows(targets).wait_s
     )
     np.testing.assert_array_equal(before, after)
+
+
+def old_unit_distances(window, x, n_nominal, tod_col):  # noqa: ANN001, ANN201
+    """The one-target formula the batch replaced, kept as the reference."""
+    diff = np.abs(window - x)
+    nominal = (diff[:, :n_nominal] > 0).astype(float)
+    numeric = diff[:, n_nominal:]
+    span = np.maximum(window[:, n_nominal:].max(axis=0), x[n_nominal:]) - np.minimum(
+        window[:, n_nominal:].min(axis=0), x[n_nominal:]
+    )
+    numeric = np.divide(numeric, span, out=np.zeros_like(numeric), where=span > 0)
+    t = tod_col - n_nominal
+    numeric[:, t] = np.minimum(diff[:, tod_col], DAY_S - diff[:, tod_col]) / (DAY_S / 2)
+    return np.concatenate([nominal, numeric], axis=1)
+
+
+def test_batched_distances_equal_the_one_target_formula_bit_for_bit():
+    rng = np.random.default_rng(5)
+    parts = [rng.integers(0, 3, (500, 4)), rng.exponential(5.0, (500, 3))]
+    parts += [rng.uniform(0, DAY_S, 500), rng.exponential(2.0, (500, 6))]
+    window = np.column_stack(parts)
+    window[:, 9] = 1.0  # a flat column: distance 0
+    xs = window[rng.choice(500, 7)] + rng.normal(0, 0.1, (7, window.shape[1]))
+    xs[:, 9] = 1.0
+    batch = unit_distances_batch(window, xs, 4, 7)
+    wn = rng.uniform(size=window.shape[1])
+    for k, x in enumerate(xs):
+        old = old_unit_distances(window, x, 4, 7)
+        np.testing.assert_array_equal(batch[k], old)
+        np.testing.assert_array_equal((batch[k] * batch[k]) @ wn, (old * old) @ wn)

@@ -7,8 +7,9 @@ import pytest
 
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait.intervals import interval_block
-from predictor.core.wait.recent import recent_errors, recent_rows
+from predictor.core.wait.recent import RecentScorer, recent_errors, recent_rows
 from predictor.core.wait.registry import make_method
+from predictor.core.wait.row_memo import RowWaitMemo
 from predictor.core.wait.types import WaitContext
 from tests.core.wait_fakes import make_jobs
 
@@ -49,3 +50,45 @@ def test_interval_block_reports_both_levels_in_arrival_order():
     assert interval_block(np.full(3000, 900.0), wait[shuffle], arrival[shuffle]) == block
     assert abs(block["0.9"]["coverage"] - 0.9) < 0.03
     assert block["0.8"]["mean_width_s"] < block["0.9"]["mean_width_s"]
+
+
+class CountingMethod:
+    """A fitted method that counts the rows it is asked to predict."""
+
+    def __init__(self, method) -> None:  # noqa: ANN001
+        self.method, self.rows = method, 0
+
+    def predict_rows(self, rows):  # noqa: ANN001, ANN201
+        self.rows += len(rows)
+        return self.method.predict_rows(rows)
+
+
+def test_scorer_equals_recent_errors_and_predicts_each_row_once():
+    jobs = make_jobs(500, seed=9)
+    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
+    method = make_method("apq").fit(ctx)
+    counting = CountingMethod(method)
+    scorer = RecentScorer(counting, jobs, n=120)
+    wait = jobs["wait_time"].to_numpy()
+    for i in (300, 310, 480, 310):
+        t = float(jobs["submit_time"].iloc[i])
+        got = scorer.at(t, i)
+        want = recent_errors(method, recent_rows(jobs, t, i, n=120), wait)
+        np.testing.assert_array_equal(got.rows, want.rows)
+        np.testing.assert_array_equal(got.pred_s, want.pred_s)
+        np.testing.assert_array_equal(got.wait_s, want.wait_s)
+    asked = np.unique(np.concatenate([scorer.at(float(jobs["submit_time"].iloc[i]), i).rows
+                                      for i in (300, 310, 480)]))  # fmt: skip
+    assert counting.rows == asked.size  # overlapping instants re-predicted nothing
+
+
+def test_row_memo_matches_a_batch_in_any_order():
+    jobs = make_jobs(400, seed=10)
+    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
+    method = make_method("apq").fit(ctx)
+    memo = RowWaitMemo(method, len(jobs))
+    rows = np.arange(150, 400, 7)
+    first = memo.wait_s(rows[::-1])[::-1]
+    np.testing.assert_array_equal(first, method.predict_rows(rows).wait_s)
+    np.testing.assert_array_equal(memo.wait_s(rows), first)
+    assert memo.predicted == rows.size

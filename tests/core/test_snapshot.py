@@ -8,7 +8,14 @@ import pytest
 
 from predictor.core.state.features import state_features
 from predictor.core.state.request import JobRequest, RequestBatch, as_batch
-from predictor.core.state.snapshot import LiveJob, Snapshot, from_live, from_log
+from predictor.core.state.snapshot import (
+    LiveJob,
+    LogColumns,
+    Snapshot,
+    censored_history,
+    from_live,
+    from_log,
+)
 from predictor.core.state.sweep import compute_state
 from tests.conftest import synthetic_log
 from traces.core.swf import read_swf
@@ -97,3 +104,20 @@ def test_a_delayed_request_sees_the_queue_aged_to_its_arrival(small_log):
     assert later[12] == pytest.approx(now[12] + 1000 * waiting)  # waited so far
     assert later[15] == pytest.approx(now[15] + 1000 * running)  # run so far
     np.testing.assert_array_equal(later[:12], now[:12])
+
+
+def test_log_columns_give_the_same_snapshot_and_history_is_made_on_first_read(small_log):
+    columns = LogColumns.of(small_log)
+    for i in (10, 100, len(small_log) - 1):
+        t = float(small_log["submit_time"].iat[i])
+        plain = from_log(small_log, t, t - 50.0, machine_procs=128, rows=i)
+        fast = from_log(small_log, t, t - 50.0, machine_procs=128, rows=i, columns=columns)
+        assert "_history" in vars(fast) and callable(vars(fast)["_history"])  # not made yet
+        for part in ("waiting", "running"):
+            a, b = getattr(plain, part), getattr(fast, part)
+            np.testing.assert_array_equal(a.start_s, b.start_s)
+            np.testing.assert_array_equal(a.used_procs, b.used_procs)
+            np.testing.assert_array_equal(a.requests.procs, b.requests.procs)
+            np.testing.assert_array_equal(a.requests.user, b.requests.user)
+        pd.testing.assert_frame_equal(fast.history, censored_history(small_log, t - 50.0, i))
+        pd.testing.assert_frame_equal(fast.history, plain.history)

@@ -4,6 +4,8 @@ history kept in step with the backend, and the sacct import command."""
 from __future__ import annotations
 
 import datetime as dt
+import time
+from dataclasses import replace
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -12,6 +14,7 @@ from django.utils import timezone
 from holdqueue.models import SiteHistory, SiteJob
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sweep import sync_site
+from predictor.fitted_store import FittedStore
 from tests.service.test_sites_support import api_for, job_body, make_user, simulated_site
 
 pytestmark = pytest.mark.django_db
@@ -166,3 +169,41 @@ def test_create_site_command_makes_a_simulated_site() -> None:
     with pytest.raises(CommandError, match="no such trace"):
         call_command("create_site", "x", "--backend", "simulated", "--trace", "nope")
     assert SiteJob.objects.count() == 0
+
+
+def test_site_model_is_fitted_once_for_every_process_and_not_counted_on_each_call(
+    settings, tmp_path, monkeypatch, django_assert_num_queries
+) -> None:
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path)
+    site = simulated_site()
+    first = site_predict.site_model(site)
+    with django_assert_num_queries(0):  # no history count, no fit
+        assert site_predict.site_model(site) is first
+
+    def no_fit(site):  # noqa: ANN001, ANN202
+        raise AssertionError("fitted again")
+
+    monkeypatch.setattr(site_predict, "_fit", no_fit)
+    site_predict._MODELS.clear()  # as a fresh process: the stored bundle answers
+    again = site_predict.site_model(site)
+    assert again.fitted_at == first.fitted_at and again.history_rows == first.history_rows
+
+
+def test_a_stale_site_model_answers_while_another_process_refits(
+    settings, tmp_path, monkeypatch
+) -> None:
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path)
+    refits: list[object] = []
+    monkeypatch.setattr(site_predict, "_spawn", lambda work: refits.append(work()))
+    site = simulated_site()
+    first = site_predict.site_model(site)
+    site_predict._MODELS.put(site.pk, site_predict._Held(
+        replace(first, fitted_at=first.fitted_at - 2 * site_predict.REFIT_AGE_S),
+        site_predict._ident(site), 0.0))  # fmt: skip
+    store = FittedStore(tmp_path)
+    with store.lock("site", site_predict._ident(site)):  # another process is refitting
+        started = time.monotonic()
+        stale = site_predict.site_model(site)
+        assert time.monotonic() - started < 1.0
+    assert stale.history_rows == first.history_rows and refits == [None]
+    assert site_predict._MODELS.get(site.pk).model is stale  # the refit gave way

@@ -192,3 +192,26 @@ def test_a_query_without_queue_uses_the_traces_only_queue(trace, alice):
 def test_a_queue_the_trace_does_not_have_is_a_400_naming_queue_id(trace, alice):
     res = predict(api_for(alice), trace.pk, job(trace, queue_id=7))
     assert res.status_code == 400 and res.json()["field"] == "queue_id"
+
+
+def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
+    trace, alice, settings, tmp_path, monkeypatch
+):
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path / "fitted")
+    client = api_for(alice)
+    cold = predict(client, trace.pk, job(trace)).json()
+    assert services_predict.warm_rows(trace) > 0
+    services_predict.BUNDLES.clear()  # as a fresh process: bundle and rows from the store
+    bundle = services_predict.bundle_for(trace)
+    assert "_recent_scorer" not in vars(bundle)
+
+    def no_rows(rows, progress=None):  # noqa: ANN001, ANN202
+        raise AssertionError(f"predicted {len(rows)} rows again")
+
+    monkeypatch.setattr(bundle.wait, "predict_rows", no_rows)
+    for at in (trace.first_submit_s + 10.0, job(trace)["at"], trace.last_submit_s):
+        res = predict(client, trace.pk, job(trace, at=at))
+        assert res.status_code == 200, res.json()
+    warm = predict(client, trace.pk, job(trace)).json()
+    assert warm["recent_aae_s"] == cold["recent_aae_s"]
+    assert warm["interval_high_s"] == cold["interval_high_s"]

@@ -19,9 +19,9 @@ and running sets during a replay (``pyss_adapter.core.snapshot``), or from a sit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,29 @@ class ActiveJobs:
         return np.where(np.isfinite(self.start_s), np.maximum(at_s - self.start_s, 0.0), 0.0)
 
 
+class _LazyFrame:
+    """A dataclass field holding a DataFrame or a function making it on first read.
+
+    ``from_log`` gives a function: censoring the history copies every arrived row, and the
+    predictors read history from their fitted log, so an API answer never pays for it.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> pd.DataFrame:
+        if obj is None:
+            raise AttributeError(self.slot)  # no default: the field stays required
+        value = obj.__dict__[self.slot]
+        if callable(value):
+            value = value()
+            object.__setattr__(obj, self.slot, value)
+        return value
+
+    def __set__(self, obj: Any, value: pd.DataFrame | Callable[[], pd.DataFrame]) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """The system at ``time_s``, knowing what was known at ``known_at_s`` (<= time_s).
@@ -72,8 +95,8 @@ class Snapshot:
     known_at_s: float
     waiting: ActiveJobs
     running: ActiveJobs
-    history: pd.DataFrame
-    machine_procs: int
+    history: pd.DataFrame = _LazyFrame()  # type: ignore[assignment]
+    machine_procs: int  # type: ignore[misc]  # history has no default (see _LazyFrame)
     log_rows: int | None = None
 
     @property
@@ -105,6 +128,21 @@ def censored_history(jobs: pd.DataFrame, known_at_s: float, n_rows: int) -> pd.D
     return hist.reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class LogColumns:
+    """What :func:`from_log` reads from a log, extracted once (a fitted bundle keeps it)."""
+
+    arrays: Any
+    requests: RequestBatch
+    used_procs: np.ndarray
+
+    @classmethod
+    def of(cls, jobs: pd.DataFrame) -> LogColumns:
+        requests = RequestBatch.from_jobs(jobs)
+        alloc = jobs["allocated_procs"].to_numpy(np.int64)
+        return cls(job_arrays(jobs), requests, np.where(alloc > 0, alloc, requests.procs))
+
+
 def from_log(
     jobs: pd.DataFrame,
     time_s: float,
@@ -112,6 +150,7 @@ def from_log(
     *,
     machine_procs: int,
     rows: int | None = None,
+    columns: LogColumns | None = None,
 ) -> Snapshot:
     """The state of a stored log at ``time_s`` (its W and R) and its history known at
     ``known_at_s`` (default ``time_s``).
@@ -123,27 +162,28 @@ def from_log(
         for the state job ``i`` sees at its own arrival (jobs of the same second on later rows
         have not arrived yet: the sweep's leakage rule).
 
+    columns : the log's :class:`LogColumns` when already extracted (same snapshot, faster).
+
     W and R follow the sweep's rules (``predictor.core.state.sweep``): a job with an unknown
     wait is in neither; a job that starts exactly at ``time_s`` runs; one that ends then is gone.
+    The censored history is made on first read.
     """
     known_at_s = float(time_s if known_at_s is None else known_at_s)
     if known_at_s > time_s:
         raise ValueError(f"known_at_s {known_at_s} is after time_s {time_s}")
-    a = job_arrays(jobs)
+    columns = LogColumns.of(jobs) if columns is None else columns
+    a, requests, used = columns.arrays, columns.requests, columns.used_procs
     n = int(np.searchsorted(a.submit, time_s, side="right") if rows is None else rows)
     head = slice(0, n)
     waiting = np.flatnonzero(a.present[head] & (a.start[head] > time_s))
     running = np.flatnonzero(a.runs[head] & (a.start[head] <= time_s) & (a.end[head] > time_s))
-    requests = RequestBatch.from_jobs(jobs.iloc[:n])
-    alloc = jobs["allocated_procs"].to_numpy(np.int64)[:n]
-    used = np.where(alloc > 0, alloc, requests.procs)
     n_known = min(n, int(np.searchsorted(a.submit, known_at_s, side="right")))
     return Snapshot(
         time_s=float(time_s),
         known_at_s=known_at_s,
         waiting=ActiveJobs(requests.take(waiting), np.full(waiting.size, np.inf), used[waiting]),
         running=ActiveJobs(requests.take(running), a.start[running], used[running]),
-        history=censored_history(jobs, known_at_s, n_known),
+        history=lambda: censored_history(jobs, known_at_s, n_known),
         machine_procs=int(machine_procs),
         log_rows=n if known_at_s == time_s else n_known,
     )

@@ -34,6 +34,7 @@ from predictor.core.state.sweep import StateSweep
 from predictor.core.wait import apq_distance as dist
 from predictor.core.wait import apq_predictors as pred
 from predictor.core.wait.apq_guard import apply_guard
+from predictor.core.wait.apq_index import HistoryIndex
 from predictor.core.wait.apq_structure import check_structure
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.params import APQParams
@@ -68,79 +69,6 @@ class Answer:
     wmed: np.ndarray | None = None  # over APQ.ks("median")
 
 
-@dataclass
-class HistoryBlock:
-    """What every target with the same history shares: its rows' features, waits, weights."""
-
-    key: tuple[int, float, int]
-    weights: np.ndarray
-    x: np.ndarray
-    wait: np.ndarray
-    x_min: np.ndarray
-    x_max: np.ndarray
-    hist: np.ndarray
-
-
-class HistoryIndex:
-    """Per-queue rows in start order, and the adaptive-weight cache, for one trace."""
-
-    def __init__(self, sweep: StateSweep, params: APQParams) -> None:
-        a = sweep.arrays
-        self.sweep, self.params = sweep, params
-        self.wait = np.where(a.present, a.start - a.submit, np.nan)
-        rows = np.flatnonzero(a.present)
-        self.by_queue: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for q in np.unique(a.queue):
-            mine = rows[a.queue[rows] == q]
-            order = np.lexsort((mine, a.start[mine]))
-            self.by_queue[int(q)] = (mine[order], a.start[mine][order])
-        self._weights: dict[tuple[int, int], np.ndarray] = {}
-        self._block: HistoryBlock | None = None
-
-    def block(self, queue: int, t: float, n_before: int, rows: np.ndarray) -> HistoryBlock:
-        """The history block of ``rows`` (the history of ``queue`` at ``t``), kept for the
-        next target: a molding arrival's candidates all share it."""
-        key = (queue, t, n_before)
-        if self._block is None or self._block.key != key:
-            x = self.sweep.summary[rows]
-            self._block = HistoryBlock(
-                key,
-                self.weights(queue, n_before, t),
-                x,
-                self.wait[rows],
-                x.min(axis=0),
-                x.max(axis=0),
-                self.sweep.hist[rows],
-            )
-        return self._block
-
-    def history(self, queue: int, t: float, n_before: int) -> np.ndarray:
-        """Rows (start order) of the latest ``history_size`` jobs started by t, rows < n_before."""
-        rows, starts = self.by_queue.get(queue, (np.zeros(0, np.int64), np.zeros(0)))
-        p = int(np.searchsorted(starts, t, side="right"))
-        cand = rows[max(0, p - self.params.history_size - 256) : p]
-        return cand[cand < n_before][-self.params.history_size :]
-
-    def weights(self, queue: int, n_before: int, known_at_s: float) -> np.ndarray:
-        """Weights as of the last multiple of ``weight_every_rows`` at or before n_before
-        whose row had arrived by ``known_at_s``.
-
-        Tied to row blocks, not to the order of predictions, so a prediction never depends
-        on which other targets were asked for.
-        """
-        every, submit = self.params.weight_every_rows, self.sweep.arrays.submit
-        block = n_before // every * every
-        if block < submit.size and submit[block] > known_at_s:
-            block = max(block - every, 0)  # a snapshot between two rows: the block's row is ahead
-        key = (queue, block)
-        if key not in self._weights:
-            t = submit[min(block, submit.size - 1)] if submit.size else 0.0
-            rows = self.history(queue, t, block)
-            x, y = self.sweep.summary[rows], self.wait[rows]
-            self._weights[key] = dist.spearman_weights(x, y, self.params.user_weight_keep)
-        return self._weights[key]
-
-
 class APQ(WaitEstimator):
     """The APQ wait predictor. Parameters: any field of :class:`APQParams`.
 
@@ -163,6 +91,11 @@ class APQ(WaitEstimator):
         if built is None:
             built = self._params = APQParams(**self.get_params())
         return built
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the history index (rebuilt on first use), as the bundle store
+        saves it (``predictor.fitted_store``)."""
+        return {**self.__dict__, "_index": None}
 
     # ------------------------------------------------------------------ plumbing
     def index(self, sweep: StateSweep) -> HistoryIndex:
@@ -221,9 +154,11 @@ class APQ(WaitEstimator):
             )
             answer = Answer("fallback_median", value, support)
             return {m: answer for m in modes or MODES}, np.nan, len(rows)
-        block = idx.block(tgt.queue, tgt.t, tgt.n_before, rows)
+        block = idx.block(tgt.queue, tgt.t, tgt.n_before)
         w, x, wait = block.weights, block.x, block.wait
-        d = dist.feature_distances(tgt.features, x, block.x_min, block.x_max)
+        d = dist.feature_distances(
+            tgt.features, x, block.x_min, block.x_max, out=idx.scratch(x.shape)
+        )
         spread, hd = np.nan, None
         if (modes is not None and "distributions" in modes) or (modes is None and thr < np.inf):
             hd = self._hist_distances(idx, tgt, rows)
@@ -245,9 +180,7 @@ class APQ(WaitEstimator):
         if self.params.hist_mode == "union":
             values = tgt.values if tgt.values is not None else []
             return dist.hist_distances_union(values, idx.sweep, rows, self.params.hist_bins)
-        return dist.hist_distances_fixed(
-            tgt.hist, idx.block(tgt.queue, tgt.t, tgt.n_before, rows).hist
-        )
+        return dist.hist_distances_fixed(tgt.hist, idx.block(tgt.queue, tgt.t, tgt.n_before).hist)
 
     def _answer(
         self,

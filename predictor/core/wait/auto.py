@@ -261,9 +261,10 @@ class AutoWait(WaitEstimator):
         return np.arange(n_tune, b + 1, self.every) if b >= n_tune else np.zeros(0, np.int64)
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        """Choose per target first, then ask each candidate only for the targets it answers
+        (a candidate's answer for a target does not depend on the other targets asked)."""
         history = self._fitted()
         names = list(self.methods_)
-        preds = self._candidates(targets, progress)
         submit = _column(history, "submit_time")
         blocks = boundaries(
             targets.n_before, targets.known_at_s, submit, history.n_tune, self.every
@@ -281,21 +282,29 @@ class AutoWait(WaitEstimator):
         chosen[outside] = names.index(self.safe)
         reason[outside] = "outside"
         return WaitPrediction(
-            wait_s=preds[chosen, np.arange(len(targets))],
+            wait_s=self._chosen_waits(targets, chosen, progress),
             predictor=np.array(names, dtype=object)[chosen],
             extra={"recent_aae_s": aae, "recent_mean_wait_s": mean_wait, "reason": reason},
         )
 
-    def _candidates(self, targets: WaitTargets, progress: Progress) -> np.ndarray:
+    def _chosen_waits(
+        self, targets: WaitTargets, chosen: np.ndarray, progress: Progress
+    ) -> np.ndarray:
+        """(n,) each target's wait from its chosen candidate only."""
         names = list(self.methods_)
-        out = np.zeros((len(names), len(targets)))
+        out = np.zeros(len(targets))
         for k, name in enumerate(names):
+            sel = np.flatnonzero(chosen == k)
             part = None if progress is None else _part(progress, k, len(names))
+            if sel.size == 0:
+                continue
             method = self.methods_[name]
             if targets.rows is not None:
-                out[k] = method.predict_rows(targets.rows, progress=part).wait_s
-            else:
-                out[k] = method.predict(targets.snapshot, targets.requests).wait_s
+                out[sel] = method.predict_rows(targets.rows[sel], progress=part).wait_s
+            else:  # the requests' state is computed once, for the choice and the candidate
+                out[sel] = method._predict(targets.take(sel), part).wait_s
+        if progress is not None:
+            progress(1.0)
         return out
 
 

@@ -29,6 +29,7 @@ from predictor.core.wait.types import WaitContext, WaitPrediction
 NOMINAL = ("user", "group", "queue", "executable")
 DAY_S = 86400.0
 K_CHOICES = (1, 2, 5, 10, 20, 50, 100)
+BATCH = 16  # targets whose distances are computed together (bounds the (K, m, f) array)
 
 
 def feature_matrix(requests: RequestBatch, summary: np.ndarray) -> tuple[np.ndarray, int]:
@@ -43,16 +44,28 @@ def feature_matrix(requests: RequestBatch, summary: np.ndarray) -> tuple[np.ndar
 
 def unit_distances(window: np.ndarray, x: np.ndarray, n_nominal: int, tod_col: int) -> np.ndarray:
     """Per-attribute distances ``d_k`` in [0, 1] between ``x`` (f,) and each window row (m, f)."""
-    diff = np.abs(window - x)
-    nominal = (diff[:, :n_nominal] > 0).astype(float)
-    numeric = diff[:, n_nominal:]
-    span = np.maximum(window[:, n_nominal:].max(axis=0), x[n_nominal:]) - np.minimum(
-        window[:, n_nominal:].min(axis=0), x[n_nominal:]
-    )
-    numeric = np.divide(numeric, span, out=np.zeros_like(numeric), where=span > 0)
-    t = tod_col - n_nominal
-    numeric[:, t] = np.minimum(diff[:, tod_col], DAY_S - diff[:, tod_col]) / (DAY_S / 2)
-    return np.concatenate([nominal, numeric], axis=1)
+    return unit_distances_batch(window, x[None, :], n_nominal, tod_col)[0]
+
+
+def unit_distances_batch(
+    window: np.ndarray, xs: np.ndarray, n_nominal: int, tod_col: int
+) -> np.ndarray:
+    """(K, m, f) :func:`unit_distances` of K targets ``xs`` (K, f) against one window (m, f)
+    in one numpy pass; the window's column ranges are taken once for all K."""
+    diff = np.abs(window[None, :, :] - xs[:, None, :])
+    out = np.empty_like(diff)
+    out[:, :, :n_nominal] = diff[:, :, :n_nominal] > 0
+    num = xs[:, n_nominal:]
+    span = np.maximum(window[:, n_nominal:].max(axis=0), num) - np.minimum(
+        window[:, n_nominal:].min(axis=0), num
+    )  # (K, f - n_nominal)
+    numeric = out[:, :, n_nominal:]
+    numeric[...] = 0.0
+    np.divide(diff[:, :, n_nominal:], span[:, None, :], out=numeric,
+              where=np.broadcast_to(span[:, None, :] > 0, numeric.shape))  # fmt: skip
+    tod = diff[:, :, tod_col]
+    out[:, :, tod_col] = np.minimum(tod, DAY_S - tod) / (DAY_S / 2)
+    return out
 
 
 def kernel_average(d2: np.ndarray, waits: np.ndarray, k: int, h: float) -> float:
@@ -142,25 +155,33 @@ class IBL(WaitEstimator):
         pred = [kernel_average(d @ wn, y, k, h) for d, y in zip(d2, waits, strict=True)]
         return float(np.mean(np.abs(np.array(pred) - actual)))
 
-    def _predict_one(self, x: np.ndarray, m: int) -> float:
-        if m == 0:
-            return 0.0
-        d = self._unit(x, m)
-        wn = self.weights_ / self.weights_.sum()
-        return kernel_average((d * d) @ wn, self.hwaits_[self._window(m)], self.k_, self.h_)
-
     def _unit(self, x: np.ndarray, m: int) -> np.ndarray:
         window = self.hfeats_[self._window(m)]
         return unit_distances(window, x, self.n_nominal_, self.tod_col_)
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        """Targets that share a window (a batch of requests in one snapshot) have their
+        distances computed in one pass (:func:`unit_distances_batch`)."""
         feats, _ = feature_matrix(targets.requests, targets.summary)
         prefix = self.hist_.prefix(targets.known_at_s, targets.n_before)
         out = np.empty(len(targets))
-        for n, (x, m) in enumerate(zip(feats, prefix, strict=True)):
-            out[n] = self._predict_one(x, int(m))
-            if progress is not None and n % 2000 == 0:
-                progress(n / len(targets))
+        wn = self.weights_ / self.weights_.sum()
+        done = 0
+        for m in np.unique(prefix):
+            sel = np.flatnonzero(prefix == m)
+            if m == 0:
+                out[sel] = 0.0
+                continue
+            window = self.hfeats_[self._window(int(m))]
+            waits = self.hwaits_[self._window(int(m))]
+            for lo in range(0, sel.size, BATCH):
+                part = sel[lo : lo + BATCH]
+                d = unit_distances_batch(window, feats[part], self.n_nominal_, self.tod_col_)
+                for k, n in enumerate(part):
+                    out[n] = kernel_average((d[k] * d[k]) @ wn, waits, self.k_, self.h_)
+            done += sel.size
+            if progress is not None and done % 2000 < sel.size:
+                progress(done / len(targets))
         support = np.minimum(prefix, self.history_size)
         return WaitPrediction(
             wait_s=out, support=support, extra={"k": np.full(len(targets), self.k_)}

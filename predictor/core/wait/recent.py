@@ -6,10 +6,16 @@ the mean wait of the same recent jobs, so AAE / mean wait reads like the evaluat
 Both come from re-predicting the ``n`` jobs of the log that most recently *started* by the
 request's ``known_at_s`` (their waits are known then), each at its own arrival: the same
 online rule as the evaluation, where a job's error is usable once its wait is known.
+
+The pool depends on the instant, not on the request: :class:`RecentScorer` builds it once per
+instant (a small LRU) from a :class:`~predictor.core.wait.row_memo.RowWaitMemo`, so a new
+instant only predicts the rows that started since the instants seen before.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +23,7 @@ import numpy as np
 
 from predictor.core.wait.history import KnownHistory
 from predictor.core.wait.intervals import interval_from_pool, prob_within, scores
+from predictor.core.wait.row_memo import RowWaitMemo
 
 DEFAULT_RECENT = 300
 
@@ -63,16 +70,27 @@ class RecentErrors:
         return out
 
 
-def recent_rows(jobs: Any, known_at_s: float, n_before: int, n: int = DEFAULT_RECENT) -> np.ndarray:
+def recent_rows(
+    jobs: Any,
+    known_at_s: float,
+    n_before: int,
+    n: int = DEFAULT_RECENT,
+    known: KnownHistory | None = None,
+) -> np.ndarray:
     """The ``n`` usable rows below ``n_before`` that most recently started by ``known_at_s``,
-    in row (arrival) order."""
+    in row (arrival) order. ``known``: the log's :class:`KnownHistory`, when already built."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    known = KnownHistory.from_jobs(jobs)
+    known = KnownHistory.from_jobs(jobs) if known is None else known
     k = int(known.prefix(np.array([float(known_at_s)]))[0])
-    rows = known.order[:k]
-    rows = rows[rows < n_before]
-    return np.sort(rows[-n:])
+    # Rows at or above n_before are skipped; look back far enough to still find n of them.
+    lo = k - n
+    while True:
+        rows = known.order[max(lo, 0) : k]
+        rows = rows[rows < n_before]
+        if rows.size >= n or lo <= 0:
+            return np.sort(rows[-n:])
+        lo -= 4 * n
 
 
 def recent_errors(method: Any, rows: np.ndarray, wait_s: np.ndarray) -> RecentErrors:
@@ -80,3 +98,40 @@ def recent_errors(method: Any, rows: np.ndarray, wait_s: np.ndarray) -> RecentEr
     rows = np.asarray(rows, dtype=np.int64)
     pred = method.predict_rows(rows).wait_s if rows.size else np.zeros(0)
     return RecentErrors(rows=rows, pred_s=np.asarray(pred, dtype=float), wait_s=wait_s[rows])
+
+
+class RecentScorer:
+    """A fitted method's recent errors per instant, for one log (one per fitted bundle).
+
+    ``at(known_at_s, n_before)`` equals ``recent_errors(method, recent_rows(jobs, ...), wait)``;
+    the log's start order is sorted once, row predictions are memoised
+    (:class:`RowWaitMemo`) and the last ``size`` instants are kept.
+    """
+
+    def __init__(self, method: Any, jobs: Any, n: int = DEFAULT_RECENT, size: int = 256) -> None:
+        self.jobs, self.n, self.size = jobs, n, size
+        self.known = KnownHistory.from_jobs(jobs)
+        self.submit_s = jobs["submit_time"].to_numpy(float)
+        self.wait = jobs["wait_time"].to_numpy(float)
+        self.memo = RowWaitMemo(method, len(jobs))
+        self.cache: OrderedDict[tuple[float, int], RecentErrors] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def arrived(self, known_at_s: float) -> int:
+        """Rows submitted by ``known_at_s`` (every such job has arrived)."""
+        return int(np.searchsorted(self.submit_s, known_at_s, side="right"))
+
+    def at(self, known_at_s: float, n_before: int | None = None) -> RecentErrors:
+        n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
+        key = (float(known_at_s), n_before)
+        with self.lock:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+                return self.cache[key]
+        rows = recent_rows(self.jobs, known_at_s, n_before, self.n, self.known)
+        got = RecentErrors(rows=rows, pred_s=self.memo.wait_s(rows), wait_s=self.wait[rows])
+        with self.lock:
+            self.cache[key] = got
+            while len(self.cache) > self.size:
+                self.cache.popitem(last=False)
+        return got

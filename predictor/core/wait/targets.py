@@ -81,6 +81,29 @@ class WaitTargets:
     def values(self, k: int) -> list[np.ndarray]:
         return self._state.values(k)
 
+    def take(self, index: np.ndarray) -> WaitTargets:
+        """The targets at positions ``index``, sharing this batch's state (computed once)."""
+        index = np.asarray(index, dtype=np.int64)
+
+        def state() -> TargetState:
+            s = self._state
+            return TargetState(
+                summary=s.summary[index],
+                hist=s.hist[index],
+                wait_count=s.wait_count[index],
+                run_count=s.run_count[index],
+                values=lambda k: s.values(int(index[k])),
+            )
+
+        return WaitTargets(
+            requests=self.requests.take(index),
+            known_at_s=self.known_at_s[index],
+            n_before=self.n_before[index],
+            state=state,
+            rows=None if self.rows is None else self.rows[index],
+            snapshot=self.snapshot,
+        )
+
     @classmethod
     def from_rows(cls, ctx: WaitContext, rows: np.ndarray) -> WaitTargets:
         """Log rows of ``ctx``, each at its own arrival."""

@@ -5,7 +5,10 @@ Fits one bundle per wait method on a trace, then for ``--arrivals`` jobs of its 
 of its request in one batch, as a molding arrival does. Prints, per wait method, the fit time,
 the time per arrival and the predictions per second, with the share spent in the wait, bound
 and runtime methods (the snapshot is built before the clock starts: a replay gets it from the
-simulator).
+simulator). ``pred/cpu-s`` divides by the process's CPU time instead of the wall clock:
+predictions per second per core, and much less sensitive to other work on the machine. The
+first pass (the per-part timings) warms the per-arrival caches, as a replay's earlier
+arrivals do.
 
     python manage.py bench_predict --swf $QUEUECAST_TRACES_DIR/KTH-SP2-1996-2.1-cln.swf.gz \\
         --wait-methods apq,qbets,gbm,median --arrivals 50 --candidates 8
@@ -58,7 +61,7 @@ class Command(BaseCommand):
             f"{len(rows)} arrivals x {len(sizes)} candidates ({', '.join(map(str, sizes))})"
         )
         self.stdout.write(
-            f"{'wait method':<12}{'fit s':>8}{'ms/arrival':>12}{'pred/s':>9}"
+            f"{'wait method':<12}{'fit s':>8}{'ms/arrival':>12}{'pred/s':>9}{'pred/cpu-s':>12}"
             f"{'wait ms':>9}{'bound ms':>10}{'runtime ms':>12}"
         )
         for name in methods:
@@ -72,14 +75,15 @@ class Command(BaseCommand):
                     t0 = time.perf_counter()
                     getattr(bundle, part).predict(snap, batch)
                     parts[part] += time.perf_counter() - t0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for snap, batch in zip(snaps, batches, strict=True):
                 predict_requests(bundle, snap, batch)
-            total = time.perf_counter() - t0
+            total, cpu = time.perf_counter() - t0, time.process_time() - c0
             per = 1000 * total / len(rows)
             cells = [1000 * parts[p] / len(rows) for p in ("wait", "bound", "runtime")]
             self.stdout.write(
                 f"{name:<12}{bundle.fit_s:>8.1f}{per:>12.1f}"
                 f"{len(rows) * len(sizes) / total:>9.0f}"
+                f"{len(rows) * len(sizes) / max(cpu, 1e-9):>12.0f}"
                 + f"{cells[0]:>9.1f}{cells[1]:>10.1f}{cells[2]:>12.1f}"
             )
