@@ -81,3 +81,20 @@ def test_choose_runtime_method_runs_the_registered_methods_on_the_tuning_part_on
     assert first.scores["baseline"].coverage == pytest.approx(1.0)
     assert first.name == "rangeset"
     assert 0.0 <= first.tuning_ece <= 1.0
+
+
+def test_runtime_auto_answers_with_the_chosen_method_and_names_it():
+    ctx = build_context(synthetic_log(500, seed=5), 128, n_tune=300)
+    auto = make_method("auto")
+    auto.candidates, auto.ceiling = ("rangeset", "baseline"), 0.5
+    auto.fit(ctx)
+    info = auto.fitted_info()
+    assert info["chosen"] == auto.choice_.name and set(info["dev_scores"]) == {
+        "rangeset",
+        "baseline",
+    }
+    rows = np.arange(300, 500, 10)
+    direct = make_method(info["chosen"]).fit(ctx).predict_rows(rows)
+    got = auto.predict_rows(rows)
+    np.testing.assert_array_equal(got.length_s, direct.length_s)
+    np.testing.assert_array_equal(got.point_s, direct.point_s)
