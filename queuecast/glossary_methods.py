@@ -142,13 +142,17 @@ TERMS = (
     Term(
         "auto",
         "auto",
-        "Chooses, online, the wait method with the lowest recent error on this site.",
+        "Weighs the wait methods online by their errors on this site's jobs that have "
+        "started, and never answers worse than always-zero has been doing lately.",
         """
-        Picks among apq, ibl, gbm, qbets, median and zero. It starts with the one that had
-        the lowest AAE on the tuning part, then at fixed row blocks re-scores every candidate
-        on the jobs that most recently started and answers with the one of lowest recent
-        AAE. A job whose state lies beyond anything seen in the tuning part (its user's or its
-        queue's waiting jobs) gets the safe candidate, gbm.
+        Weighs apq, ibl, gbm, qbets, median and zero. Every candidate predicts the site's
+        jobs as they arrive; once a job starts its wait is known, and every 25 started jobs
+        the weights move towards the candidates with the lowest error (AdaHedge, which needs
+        no setting). The answer is the weighted mean, never above the longest wait seen so
+        far. A job whose state lies beyond anything seen in the tuning part (its user's or its
+        queue's waiting jobs) gets the fallback: the weighted mean, the safe candidate, gbm,
+        or zero, whichever erred least on such jobs lately. When these answers have recently
+        erred more than answering 0 would have, the answer is 0.
         """,
         WAIT,
         "predictor/core/wait/auto.py",
@@ -193,6 +197,21 @@ TERMS = (
         RUNTIME,
         "predictor/core/runtime/density.py",
         ("runtime:density",),
+    ),
+    Term(
+        "auto-runtime",
+        "auto (runtime)",
+        "The runtime method this site's tuning part chose: the best success rate at no more "
+        "than 25% coverage.",
+        """
+        Tries density, rangeset and quantile on the site's tuning part: each learns from its
+        first half and answers the jobs of its second half, each at its own arrival. The one
+        with the highest success rate at a coverage of at most 25% answers from then on
+        (the one of lowest coverage if none stays under 25%); the answer names it.
+        """,
+        RUNTIME,
+        "predictor/core/runtime/choose.py",
+        ("runtime:auto",),
     ),
     Term(
         "baseline-range",
