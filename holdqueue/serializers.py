@@ -11,6 +11,7 @@ from rest_framework import serializers
 from holdqueue.core.directives import allow_list_problem
 from holdqueue.models import Site, SiteJob
 from holdqueue.services.backends import max_timeout_s
+from predictor.serializers_why import WhySerializer
 from traces.models import Trace
 
 SECRET_NAME = re.compile(
@@ -375,3 +376,4 @@ class SitePredictAnswerSerializer(serializers.Serializer):
     response = SiteResponseSerializer()
     method = serializers.DictField(child=serializers.CharField(allow_null=True))
     accuracy = serializers.DictField()
+    why = WhySerializer(help_text="Why it waits and what single change starts it sooner.")

@@ -11,6 +11,7 @@ from rest_framework.reverse import reverse
 
 from predictor.models import EvaluationRun
 from predictor.serializers_common import JobQuerySerializer
+from predictor.serializers_why import WhySerializer
 
 
 class WaitQuerySerializer(JobQuerySerializer):
@@ -46,6 +47,7 @@ class WaitAnswerSerializer(serializers.Serializer):
     recent_aae_s = serializers.FloatField(
         allow_null=True, help_text="The method's AAE on those jobs, seconds."
     )
+    why = WhySerializer(help_text="Why it waits and what single change starts it sooner.")
     recent_mean_wait_s = serializers.FloatField(
         allow_null=True, help_text="Their mean wait (AAE / mean wait = 1 is answering 0)."
     )

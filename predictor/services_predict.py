@@ -19,6 +19,7 @@ from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.wait.recent import RecentErrors, recent_errors, recent_rows
 from predictor.fitted_cache import FittedCache
+from predictor.services_why import why_body
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -94,7 +95,8 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
     history known then), with the QBETS bound."""
     bundle = bundle_for(trace)
     request = request_of(bundle, query)
-    answer = predict_requests(bundle, bundle.snapshot(request.submit_s), [request])[0]
+    snapshot = bundle.snapshot(request.submit_s)
+    answer = predict_requests(bundle, snapshot, [request])[0]
     return {
         "wait_s": answer.wait_s,
         "method": answer.wait_method,
@@ -103,6 +105,7 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         "qbets_upper_s": answer.wait_upper_s,
         "at": request.submit_s,
         **trust(bundle, request.submit_s, answer.wait_s, query),
+        "why": why_body(bundle.runtime, snapshot, request),
     }
 
 

@@ -28,6 +28,7 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.services_why import why_body
 
 if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle, RequestAnswer
@@ -187,4 +188,5 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "runtime": answer.runtime_method,
         },
         "accuracy": model.accuracy,
+        "why": why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request),
     }
