@@ -101,3 +101,35 @@ def test_site_answer_explains_its_live_queue_with_a_backfill_hole(monkeypatch):
     assert limit["time_limit_s"] == 4800 and limit["predicted_start_s"] == 0
     assert limit["sentence"].startswith("A time limit of at most 1 h 20 min can start now")
     site_predict._MODELS.clear()
+
+
+def test_predict_page_shows_why_it_waits_with_the_jobs_ahead_and_the_change(tmp_path: Path):
+    from django.test import Client
+
+    log, t = crafted_log()
+    path = tmp_path / "crafted.swf"
+    path.write_text("; MaxProcs: 128\n" + format_jobs(log))
+    services_predict.BUNDLES.clear()
+    trace = ingest_swf(path, name="crafted")
+    browser = Client()
+    browser.force_login(make_user("alice"))
+    assert trace.last_submit_s == t  # a blank instant is the last submission
+    query = {"trace": trace.pk, "procs": 64, "time_limit": "1h", "user_id": 2, "queue_id": 1,
+             "confidence": 0.9}  # fmt: skip
+    page = browser.get("/predict/", query).content.decode()
+    assert 'id="why"' in page and 'href="/glossary/#why-it-waits"' in page
+    assert "28 instead of 64 processors starts about 2 h sooner." in page
+    assert "queued #1" in page and "100 processors" in page
+    assert 'href="/glossary/#jobs-ahead"' in page and 'href="/glossary/#sooner-change"' in page
+
+
+def test_the_glossary_states_the_saving_threshold_the_code_applies():
+    from predictor.core.why import sooner as rule
+    from queuecast import glossary
+
+    text = " ".join(glossary.get("sooner-change").paragraphs)
+    assert f"max({rule.MIN_SAVING_S:g} s, {rule.MIN_SAVING_SHARE:.0%} of the wait)" in text
+    assert (
+        f"at least 1 min and {rule.MIN_SAVING_SHARE:.0%} of its"
+        in glossary.get("sooner-change").short
+    )
