@@ -40,7 +40,7 @@ class PlaceIntervalSerializer(serializers.Serializer):
 
 
 class PlaceAnswerSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["site", "trace"])
+    kind = serializers.CharField(help_text="site or trace")
     id = serializers.IntegerField()
     name = serializers.CharField()
     predicted_start_s = serializers.FloatField(help_text="Seconds after submission.")
@@ -54,7 +54,7 @@ class PlaceAnswerSerializer(serializers.Serializer):
 
 
 class SkippedSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["site", "trace"])
+    kind = serializers.CharField(help_text="site or trace")
     id = serializers.IntegerField()
     name = serializers.CharField()
     reason = serializers.CharField()

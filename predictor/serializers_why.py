@@ -27,7 +27,7 @@ class JobsAheadSerializer(serializers.Serializer):
 
 
 class ChangeSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["fewer_procs", "shorter_limit", "later_submission"])
+    kind = serializers.CharField(help_text="fewer_procs, shorter_limit or later_submission")
     procs = serializers.IntegerField()
     time_limit_s = serializers.FloatField()
     delay_s = serializers.FloatField(help_text="How much later it is submitted, seconds.")
