@@ -14,6 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
+from holdqueue import pages_where
 from holdqueue.models import Site, SiteJob
 from holdqueue.pages_decision import sentences_for
 from holdqueue.services import jobs as job_services
@@ -91,4 +92,5 @@ urlpatterns = [
     path("sites/<int:pk>/", site_detail, name="site-page"),
     path("sites/<int:pk>/jobs/<int:jid>/", job_detail, name="site-job-page"),
     path("sites/<int:pk>/holdqueue/", hold_queue, name="holdqueue-page"),
+    *pages_where.urlpatterns,
 ]

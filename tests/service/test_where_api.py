@@ -77,3 +77,21 @@ def test_needs_login_and_asks_only_for_yourself():
 def test_bad_fields_are_named():
     res = api_for(make_user("alice")).post("/api/predict/", {"procs": 0}, format="json")
     assert res.status_code == 400 and {"procs", "time_limit_s"} <= set(res.data)
+
+
+def test_where_page_form_takes_2h_and_shows_the_places_sorted_with_units_and_terms():
+    from django.test import Client
+
+    simulated_site("fast")
+    browser = Client()
+    browser.force_login(make_user("alice"))
+    empty = browser.get("/where/").content.decode()
+    assert 'id="where-form"' in empty and 'href="/where/"' in empty  # in the menu
+    page = browser.get("/where/", {"procs": 8, "time_limit": "2h", "traces": "on",
+                                   "confidence": 0.9}).content.decode()  # fmt: skip
+    assert 'id="where-table"' in page and "finishes first" in page
+    assert "8 processors for 2 h" in page
+    assert 'href="/glossary/#why-it-waits"' in page and 'href="/glossary/#wait-interval"' in page
+    assert page.index(">fast</a>") > 0 and "(90%)" in page
+    bad = browser.get("/where/", {"procs": 8, "time_limit": "soon", "confidence": 0.9})
+    assert 'id="where-table"' not in bad.content.decode() and "errorlist" in bad.content.decode()
