@@ -142,13 +142,17 @@ TERMS = (
     Term(
         "auto",
         "auto",
-        "Chooses, online, the wait method with the lowest recent error on this site.",
+        "Weighs the wait methods online by their errors on this site's jobs that have "
+        "started, and never answers worse than always-zero has been doing lately.",
         """
-        Picks among apq, ibl, gbm, qbets, median and zero. It starts with the one that had
-        the lowest AAE on the tuning part, then at fixed row blocks re-scores every candidate
-        on the jobs that most recently started and answers with the one of lowest recent
-        AAE. A job whose state lies beyond anything seen in the tuning part (its user's or its
-        queue's waiting jobs) gets the safe candidate, gbm.
+        Weighs apq, ibl, gbm, qbets, median and zero. Every candidate predicts the site's
+        jobs as they arrive; once a job starts its wait is known, and every 25 started jobs
+        the weights move towards the candidates with the lowest error (AdaHedge, which needs
+        no setting). The answer is the weighted mean, never above the longest wait seen so
+        far. A job whose state lies beyond anything seen in the tuning part (its user's or its
+        queue's waiting jobs) gets the fallback: the weighted mean, the safe candidate, gbm,
+        or zero, whichever erred least on such jobs lately. When these answers have recently
+        erred more than answering 0 would have, the answer is 0.
         """,
         WAIT,
         "predictor/core/wait/auto.py",

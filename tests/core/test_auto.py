@@ -1,4 +1,4 @@
-"""``auto``: online choice of the wait method, its fallback, and its leakage guard."""
+"""``auto``: experts fitted and scored online, the state fallback, and the leakage guard."""
 
 from __future__ import annotations
 
@@ -7,81 +7,73 @@ import pandas as pd
 import pytest
 
 from predictor.core.state.sweep import compute_state
-from predictor.core.wait.auto import AutoWait, online_choice, outside_seen, pick_initial
+from predictor.core.wait.auto import AutoWait, outside_seen, scored_rows
 from predictor.core.wait.registry import make_method
 from predictor.core.wait.types import WaitContext
 from tests.core.wait_fakes import make_jobs
 
 
-def _rows(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    arrival = np.cumsum(rng.exponential(100.0, n))
-    wait = rng.exponential(1000.0, n)
-    return arrival, wait, arrival + wait
-
-
-def test_online_choice_follows_the_candidate_with_the_lowest_recent_error():
-    arrival, wait, known = _rows(2000)
-    good_first = wait + np.where(np.arange(2000) < 1000, 10.0, 5000.0)
-    good_later = wait + np.where(np.arange(2000) < 1000, 5000.0, 10.0)
-    pred = np.stack([good_first, good_later])
-    choice = online_choice(pred, wait, arrival, known, initial=1, window=100, min_known=20)
-    assert choice.chosen[0] == 1 and choice.reason[0] == "initial"
-    assert np.all(choice.chosen[100:900] == 0)
-    assert np.all(choice.chosen[1300:] == 1)
-    np.testing.assert_allclose(choice.recent_aae_s[1500:], 10.0)
-
-
-def test_online_choice_reads_no_wait_before_it_is_known():
-    arrival, wait, known = _rows(1000, seed=3)
-    pred = np.stack([np.zeros(1000), np.full(1000, 1000.0)])
-    before = online_choice(pred, wait, arrival, known, initial=0, window=50, min_known=5)
-    later = wait.copy()
-    later[600:] = 1e8
-    after = online_choice(pred, later, arrival, arrival + later, initial=0, window=50, min_known=5)
-    np.testing.assert_array_equal(before.chosen[:600], after.chosen[:600])
-    np.testing.assert_array_equal(before.recent_aae_s[:600], after.recent_aae_s[:600])
-
-
-def test_states_outside_the_seen_ones_get_the_safe_candidate():
+def test_states_outside_the_seen_ones_are_flagged():
     feats = np.array([[10, 50], [200, 50], [10, 900]], dtype=float)
     out = outside_seen(feats, np.array([183.0, 800.0]))
     np.testing.assert_array_equal(out, [False, True, True])
-    arrival, wait, known = _rows(3)
-    choice = online_choice(np.zeros((2, 3)), wait, arrival, known, initial=0, outside=out, safe=1)
-    np.testing.assert_array_equal(choice.chosen, [0, 1, 1])
-    assert list(choice.reason) == ["initial", "outside", "outside"]
 
 
-def test_pick_initial_is_the_lowest_validation_aae():
-    assert pick_initial(np.array([[0.0, 0.0], [9.0, 11.0]]), np.array([10.0, 10.0]), "ab") == 1
-    with pytest.raises(ValueError, match="candidates"):
-        pick_initial(np.zeros((2, 3)), np.zeros(3), ["a"])
+def test_scored_rows_keep_at_most_max_scored_usable_rows_after_the_tuning_part():
+    usable = np.ones(100, dtype=bool)
+    usable[50] = False
+    np.testing.assert_array_equal(scored_rows(usable, 40, 100), np.r_[40:50, 51:100])
+    rows = scored_rows(usable, 40, 20)
+    assert rows.size <= 20 and rows[0] == 40 and 50 not in rows
+    np.testing.assert_array_equal(rows[:5], [40, 43, 46, 49, 53])  # every 3rd usable row
 
 
 def _ctx(jobs: pd.DataFrame, n_tune: int) -> WaitContext:
     return WaitContext(jobs, compute_state(jobs), n_tune, 128)
 
 
-def test_auto_method_answers_with_its_candidates_and_is_causal():
+def _auto() -> AutoWait:
+    return AutoWait(
+        candidates=("median", "gbm", "zero"), safe="median", round_size=5, min_known=10,
+        n_validation=80, make=make_method,
+    )  # fmt: skip
+
+
+def test_auto_names_what_answered_and_is_causal():
     jobs = make_jobs(900, seed=4)
-    targets = np.arange(300, 500, 3)
-    auto = AutoWait(
-        candidates=("median", "zero"), safe="median", window=30, n_validation=80, make=make_method
+    targets = np.arange(300, 700, 3)
+    before = _auto().fit(_ctx(jobs, 200)).predict_rows(targets)
+    assert set(before.predictor) <= {"mix", "guard:zero"} | {
+        f"fallback:{o}" for o in ("mix", "safe", "zero")
+    }
+    assert "mix" in set(before.predictor)
+    np.testing.assert_allclose(
+        before.extra["weight_median"] + before.extra["weight_gbm"] + before.extra["weight_zero"],
+        1.0,
     )
-    before = auto.fit(_ctx(jobs, 200)).predict_rows(targets)
-    assert set(before.predictor) <= {"median", "zero"}
-    assert auto.initial_ in (0, 1) and auto.validation_rows_.max() < 200
     later = jobs.copy()
-    later.loc[500:, "wait_time"] = 1e6
-    after = AutoWait(
-        candidates=("median", "zero"), safe="median", window=30, n_validation=80, make=make_method
-    )
-    pred = after.fit(_ctx(later, 200)).predict_rows(targets)
-    np.testing.assert_array_equal(before.wait_s, pred.wait_s)
-    np.testing.assert_array_equal(before.predictor, pred.predictor)
+    later.loc[700:, "wait_time"] = 1e6
+    after = _auto().fit(_ctx(later, 200)).predict_rows(targets)
+    np.testing.assert_array_equal(before.wait_s, after.wait_s)
+    np.testing.assert_array_equal(before.predictor, after.predictor)
+
+
+def test_auto_mix_lies_between_its_candidates():
+    jobs = make_jobs(900, seed=5)
+    pred = _auto().fit(_ctx(jobs, 200)).predict_rows(np.arange(400, 800, 7))
+    cands = np.stack([pred.extra[f"candidate_{n}_s"] for n in ("median", "gbm", "zero")])
+    mix = pred.predictor == "mix"
+    assert np.all(pred.wait_s[mix] <= cands[:, mix].max(axis=0) + 1e-9)
+    assert np.all(pred.wait_s >= 0)
 
 
 def test_auto_refuses_a_safe_method_outside_its_candidates():
-    with pytest.raises(ValueError, match="safe method"):
+    with pytest.raises(ValueError, match="not among the candidates"):
         AutoWait(candidates=("zero",), safe="gbm", make=make_method).fit(_ctx(make_jobs(100), 20))
+
+
+def test_auto_needs_zero_among_its_candidates():
+    with pytest.raises(ValueError, match="'zero' is not among"):
+        AutoWait(candidates=("median",), safe="median", make=make_method).fit(
+            _ctx(make_jobs(100), 20)
+        )

@@ -1,114 +1,43 @@
-"""``auto``: the wait method with the lowest recent error on this site, chosen online.
+"""``auto``: the wait methods weighted online by their errors on this site's started jobs.
 
 Which method predicts waits best changes from site to site (APQ, IBL and GBM each win one of
 the shared traces; on HPC2N answering 0 beats APQ). Seed 002 ("End-to-End Predictions-Based
 Resource Management Framework for Supercomputer Jobs", section on queue-wait prediction)
-proposes one method; a site cannot tell in advance which one suits it, so ``auto`` measures.
+proposes one method; a site cannot tell in advance which one suits it, so ``auto`` measures,
+with always-zero among the experts.
 
-Rule, for a target arriving at ``t``:
+1. **Experts.** Every candidate is fitted on the whole tuning part. A second copy of each,
+   fitted on the first half of the tuning part, predicts up to ``n_validation`` jobs of the
+   second half: those errors open the record, so the first test jobs are not answered blind.
+2. **Pool.** After the tuning part, every ``stride``-th usable row (``stride`` keeps at most
+   ``max_scored`` rows; fixed at ``fit``) is predicted by every expert at its own arrival.
+   Its error becomes known when the job starts.
+3. **Rule** (:mod:`predictor.core.wait.selection`): AdaHedge weights over rounds of
+   ``round_size`` started pool jobs; the answer is the weighted mean. A target whose state
+   lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
+   seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
+   183) gets the fallback measured on such jobs; a guard answers 0 whenever the rule has lost
+   to always-zero over the last ``guard_window`` known pool jobs.
 
-1. **Start**: before ``min_known`` of the candidates' errors are known, answer with the
-   candidate that had the lowest AAE on the tuning part (each candidate fitted on the first
-   half of the tuning part, scored on up to ``n_validation`` jobs of the second half, then
-   refitted on the whole tuning part). Those validation errors also seed the pool below.
-2. **Online**: at the tuning end and every ``every`` rows after it (fixed row blocks, as the
-   retrained models use), each candidate is re-scored on the ``n_recent`` jobs that had most
-   recently *started* (their waits are known: the leakage rule of
-   ``predictor.core.wait.history``); the block answers with the candidate of lowest mean
-   absolute error over the last ``window`` scored jobs (validation jobs included). A
-   target's choice depends on its block only, not on which other targets are asked for.
-3. **Outside the seen states**: when the target's state lies beyond anything in the tuning
-   part (its user's waiting jobs, or the queue's waiting jobs, exceed ``outside_factor`` x
-   the largest value seen there: the HPC2N user who queued 2,414 jobs when the tuning part
-   never saw more than 183), nearest neighbours and trees extrapolate from the wrong jobs;
-   ``auto`` answers with the ``safe`` candidate instead.
-
-Because ``zero`` is a candidate, whenever answering 0 has been best recently it is chosen;
-``auto`` can still lose to a single method by switching late after a change.
+Every answer names what ran (``predictor``: "mix", "fallback:<option>" or "guard:zero") and
+carries the experts' weights and predictions in ``extra``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from predictor.core.state.retrain import boundaries
 from predictor.core.wait.base import Progress, WaitEstimator
-from predictor.core.wait.history import KnownHistory, usable_mask
-from predictor.core.wait.intervals import known_order
+from predictor.core.wait.history import usable_mask
+from predictor.core.wait.selection import HedgeSelector, Pool, expert_index
 from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
-
-@dataclass
-class OnlineChoice:
-    """Which candidate answers each target, and the recent AAE behind the choice.
-
-    chosen : (n,) index into the candidate list.
-    recent_aae_s : (n,) recent AAE of the chosen candidate (NaN before anything is known).
-    recent_mean_wait_s : (n,) mean actual wait of the same recent jobs (NaN likewise).
-    reason : (n,) "initial", "recent" or "outside".
-    """
-
-    chosen: np.ndarray
-    recent_aae_s: np.ndarray
-    recent_mean_wait_s: np.ndarray
-    reason: np.ndarray
-
-
-def online_choice(
-    pred_s: np.ndarray,
-    wait_s: np.ndarray,
-    arrival_s: np.ndarray,
-    known_s: np.ndarray,
-    *,
-    initial: int,
-    window: int = 1000,
-    min_known: int = 50,
-    outside: np.ndarray | None = None,
-    safe: int | None = None,
-) -> OnlineChoice:
-    """Choose a candidate per row (module docstring, steps 1-3).
-
-    Parameters
-    ----------
-    pred_s : (m, n) predictions of the m candidates for n rows in arrival order, seconds.
-    wait_s : (n,) actual waits; row j's is read only for rows after it became known.
-    arrival_s, known_s : (n,) submit time and start time of each row.
-    initial : candidate used before ``min_known`` rows are known.
-    outside : (n,) bool, rows whose state lies outside the seen ones; they get ``safe``.
-    """
-    pred = np.atleast_2d(np.asarray(pred_s, dtype=float))
-    y = np.asarray(wait_s, dtype=float)
-    m, n = pred.shape
-    if window < 1 or min_known < 1:
-        raise ValueError(f"window and min_known must be >= 1, got {window}, {min_known}")
-    order, count = known_order(arrival_s, known_s)
-    err = np.abs(pred[:, order] - y[order])  # (m, n) in known order
-    cum = np.concatenate([np.zeros((m, 1)), np.cumsum(err, axis=1)], axis=1)
-    cum_y = np.concatenate([[0.0], np.cumsum(y[order])])
-    lo = np.maximum(count - window, 0)
-    size = count - lo
-    with np.errstate(invalid="ignore", divide="ignore"):
-        recent = (cum[:, count] - cum[:, lo]) / size  # (m, n)
-        mean_wait = (cum_y[count] - cum_y[lo]) / size
-    ready = size >= min_known
-    chosen = np.where(ready, np.argmin(np.where(ready, recent, 0.0), axis=0), initial)
-    reason = np.where(ready, "recent", "initial").astype(object)
-    if outside is not None and safe is not None:
-        out = np.asarray(outside, dtype=bool)
-        chosen = np.where(out, safe, chosen)
-        reason[out] = "outside"
-    aae = np.where(size > 0, recent[chosen, np.arange(n)], np.nan)
-    return OnlineChoice(
-        chosen=chosen.astype(np.int64),
-        recent_aae_s=aae,
-        recent_mean_wait_s=np.where(size > 0, mean_wait, np.nan),
-        reason=reason,
-    )
+CANDIDATES = ("apq", "ibl", "gbm", "qbets", "median", "zero")
+OUTSIDE_FEATURE = "user_wait_count"  # with the queue's waiting-job count (``wait_count``)
 
 
 def outside_seen(features: np.ndarray, seen_max: np.ndarray, factor: float = 1.0) -> np.ndarray:
@@ -122,36 +51,24 @@ def outside_seen(features: np.ndarray, seen_max: np.ndarray, factor: float = 1.0
     return np.any(feats > bound[None, :], axis=1)
 
 
-def pick_initial(pred_s: np.ndarray, wait_s: np.ndarray, names: Sequence[str]) -> int:
-    """Index of the candidate with the lowest AAE on validation rows (ties: first listed)."""
-    pred = np.atleast_2d(np.asarray(pred_s, dtype=float))
-    if pred.shape[0] != len(names):
-        raise ValueError(f"{pred.shape[0]} prediction rows for {len(names)} candidates")
-    if pred.shape[1] == 0:
-        return 0
-    return int(np.argmin(np.mean(np.abs(pred - np.asarray(wait_s, dtype=float)), axis=1)))
-
-
-CANDIDATES = ("apq", "ibl", "gbm", "qbets", "median", "zero")
-OUTSIDE_FEATURE = "user_wait_count"  # with the queue's waiting-job count (``wait_count``)
+def scored_rows(usable: np.ndarray, n_tune: int, max_scored: int) -> np.ndarray:
+    """Every ``stride``-th usable row after the tuning part, at most ``max_scored`` of them."""
+    rows = np.flatnonzero(np.asarray(usable, dtype=bool)[n_tune:]) + n_tune
+    stride = max(1, -(-rows.size // max(max_scored, 1)))
+    return rows[::stride].astype(np.int64)
 
 
 class AutoWait(WaitEstimator):
-    """The registered ``auto`` method: candidates fitted and chosen as the module says.
+    """The registered ``auto`` method (module docstring).
 
     Parameters
     ----------
-    candidates : registry names of the methods to choose from (``zero`` should stay in).
-    safe : the candidate that answers outside the seen states (measured on the tuning parts:
-        the gradient-boosted model had the lowest AAE on such targets, docs/results.md).
-    window, min_known : :func:`online_choice`.
-    n_validation : tuning-part jobs scored for the initial choice.
-    every, n_recent : the choice is remade at the tuning end and every ``every`` rows after it
-        (``predictor.core.state.retrain`` blocks), each time after re-scoring every candidate
-        on the ``n_recent`` jobs that had most recently started; a target's choice depends on
-        its block only, so log rows, snapshots and chunks get the same answer. The default
-        ``n_recent = every`` scores about every job that started since the block before
-        (dev runs, docs/results.md: 200 was 2-8 points worse on KTH and CTC, equal on SDSC).
+    candidates : registry names of the experts (``zero`` must stay in: the guard needs it).
+    safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
+        the lowest AAE on jobs outside the seen states, docs/results.md).
+    round_size, window, guard_window, min_known, memory : :class:`HedgeSelector`.
+    n_validation : tuning-part jobs scored by the half-fitted experts.
+    max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
     random_state : passed to every candidate.
     make : ``make(name, random_state)`` builds a candidate (the registry passes its
@@ -164,133 +81,128 @@ class AutoWait(WaitEstimator):
         self,
         candidates: Sequence[str] = CANDIDATES,
         safe: str = "gbm",
-        window: int = 3000,
+        round_size: int = 25,
+        window: int = 1000,
+        guard_window: int = 3000,
         min_known: int = 50,
+        memory: float = 3000.0,
         n_validation: int = 1000,
-        n_recent: int = 2000,
-        every: int = 2000,
+        max_scored: int = 10000,
         outside_factor: float = 1.0,
         random_state: int | None = 0,
         make: Callable[[str, int | None], Any] | None = None,
     ) -> None:
-        self.make = make
-        self.every = every
         self.candidates = candidates
         self.safe = safe
+        self.round_size = round_size
         self.window = window
+        self.guard_window = guard_window
         self.min_known = min_known
+        self.memory = memory
         self.n_validation = n_validation
-        self.n_recent = n_recent
+        self.max_scored = max_scored
         self.outside_factor = outside_factor
         self.random_state = random_state
+        self.make = make
 
     def _learn(self, history: WaitContext) -> None:
         if self.make is None:
             raise ValueError("auto needs make=registry.make_method to build its candidates")
-        make_method = self.make
         names = list(self.candidates)
-        if self.safe not in names:
-            raise ValueError(f"safe method {self.safe!r} is not among candidates {names}")
+        self.safe_index_ = expert_index(names, self.safe)
+        self.zero_index_ = expert_index(names, "zero")
+        user = np.asarray(history.state.summary, dtype=float)[:, self._user_col(history)]
+        queue = np.asarray(history.state.wait_count, dtype=float)
+        seen = slice(0, history.n_tune)
+        self.seen_max_ = np.array([user[seen].max(initial=0.0), queue[seen].max(initial=0.0)])
+        self.row_outside_ = outside_seen(np.c_[user, queue], self.seen_max_, self.outside_factor)
+        self.validation_rows_ = self._validation_rows(history)
+        half = WaitContext(history.jobs, history.state, history.n_tune // 2, history.machine_procs)
+        self.methods_ = {}
+        val = np.zeros((len(names), self.validation_rows_.size))
+        for k, name in enumerate(names):
+            if self.validation_rows_.size:
+                early = self.make(name, self.random_state).fit(half)
+                val[k] = early.predict_rows(self.validation_rows_).wait_s
+            self.methods_[name] = self.make(name, self.random_state).fit(history)
+        self.validation_pred_ = val
+        usable, _ = usable_mask(history.jobs)
+        self.scored_rows_ = scored_rows(usable, history.n_tune, self.max_scored)
+        self._scored_pred = np.zeros((len(names), 0))
+        self._selector: HedgeSelector | None = None
+
+    def _validation_rows(self, history: WaitContext) -> np.ndarray:
         half = history.n_tune // 2
-        vctx = WaitContext(history.jobs, history.state, half, history.machine_procs)
         mask, _ = usable_mask(history.jobs.iloc[: history.n_tune])
         rows = np.flatnonzero(mask[half:]) + half
         if rows.size > self.n_validation:
             pick = np.linspace(0, rows.size - 1, self.n_validation).round().astype(np.int64)
             rows = rows[np.unique(pick)]
-        rows = rows.astype(np.int64)
-        val = np.zeros((len(names), rows.size))
-        self.methods_ = {}
-        for k, name in enumerate(names):
-            if rows.size:
-                val[k] = make_method(name, self.random_state).fit(vctx).predict_rows(rows).wait_s
-            self.methods_[name] = make_method(name, self.random_state).fit(history)
-        self.validation_rows_ = rows
-        self.validation_pred_ = val
-        self.initial_ = pick_initial(val, _column(history, "wait_time")[rows], names)
-        seen = np.arange(history.n_tune)
-        user = np.asarray(history.state.summary, dtype=float)[seen, self._user_col(history)]
-        queue = np.asarray(history.state.wait_count, dtype=float)[seen]
-        self.seen_max_ = np.array([user.max(initial=0.0), queue.max(initial=0.0)])
-        self.known_ = KnownHistory.from_jobs(history.jobs)
-        self._blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        return rows.astype(np.int64)
 
     @staticmethod
     def _user_col(history: WaitContext) -> int:
         return list(history.state.summary_names).index(OUTSIDE_FEATURE)
 
-    def _block_errors(self, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Candidates' predictions, waits and start times of the ``n_recent`` jobs that most
-        recently started by row ``b``'s arrival (re-scored once per block, then cached)."""
-        if b not in self._blocks:
-            history = self._fitted()
-            submit, wait = _column(history, "submit_time"), _column(history, "wait_time")
-            k = int(self.known_.prefix(submit[[b]], np.array([b]))[0]) if b < submit.size else 0
-            rows = np.sort(self.known_.order[max(k - self.n_recent, 0) : k])
-            rows = rows[rows >= history.n_tune]  # the tuning part is scored by validation
-            pred = np.zeros((len(self.methods_), rows.size))
-            if rows.size:
-                pred = np.stack([m.predict_rows(rows).wait_s for m in self.methods_.values()])
-            self._blocks[b] = (pred, wait[rows], submit[rows] + wait[rows])
-        return self._blocks[b]
+    def selector(self, n_before: int, progress: Progress = None) -> HedgeSelector:
+        """The rule over a pool holding every scored row below ``n_before`` (grown on demand;
+        rows arrived later never change an answer: ``predictor.core.wait.selection``)."""
+        need = int(np.searchsorted(self.scored_rows_, n_before, "left"))
+        have = self._scored_pred.shape[1]
+        if self._selector is None or need > have:
+            if need > have:
+                new = self.scored_rows_[have:need]
+                m = len(self.methods_)
+                more = np.stack(
+                    [
+                        method.predict_rows(new, progress=_part(progress, k, m)).wait_s
+                        for k, method in enumerate(self.methods_.values())
+                    ]
+                )
+                self._scored_pred = np.concatenate([self._scored_pred, more], axis=1)
+            self._selector = self._build(self.scored_rows_[: self._scored_pred.shape[1]])
+        return self._selector
 
-    def _choice_at(self, b: int) -> tuple[int, float, float]:
-        """Candidate with the lowest AAE over the last ``window`` scored jobs known at row
-        ``b`` (validation jobs and the recent jobs of every block up to ``b``), its AAE and
-        the mean wait of those jobs; the initial candidate while fewer than ``min_known``."""
-        history = self._fitted()
-        submit, wait = _column(history, "submit_time"), _column(history, "wait_time")
-        v = self.validation_rows_
-        parts = [(self.validation_pred_, wait[v], submit[v] + wait[v])]
-        parts += [self._block_errors(int(c)) for c in self._block_starts(b)]
-        pred = np.concatenate([p for p, _, _ in parts], axis=1)
-        y = np.concatenate([w for _, w, _ in parts])
-        start = np.concatenate([t for _, _, t in parts])
-        t_b = submit[b] if b < submit.size else np.inf
-        known = np.flatnonzero(start <= t_b)
-        known = known[np.argsort(start[known], kind="stable")][-self.window :]
-        if known.size < self.min_known:
-            err = np.abs(pred[self.initial_, known] - y[known])
-            return self.initial_, float(np.mean(err)) if known.size else np.nan, np.nan
-        aae = np.abs(pred[:, known] - y[known]).mean(axis=1)
-        best = int(np.argmin(aae))
-        return best, float(aae[best]), float(y[known].mean())
-
-    def _block_starts(self, b: int) -> np.ndarray:
-        n_tune = self._fitted().n_tune
-        return np.arange(n_tune, b + 1, self.every) if b >= n_tune else np.zeros(0, np.int64)
+    def _build(self, scored: np.ndarray) -> HedgeSelector:
+        jobs = self._fitted().jobs
+        rows = np.concatenate([self.validation_rows_, scored])
+        submit = jobs["submit_time"].to_numpy(dtype=float)[rows]
+        wait = jobs["wait_time"].to_numpy(dtype=float)[rows]
+        pool = Pool(
+            pred_s=np.concatenate([self.validation_pred_, self._scored_pred], axis=1),
+            wait_s=wait, start_s=submit + wait, arrival_s=submit, row=rows,
+            outside=self.row_outside_[rows],
+        )  # fmt: skip
+        return HedgeSelector(
+            pool, safe=self.safe_index_, zero=self.zero_index_, round_size=self.round_size,
+            window=self.window, guard_window=self.guard_window, min_known=self.min_known,
+            memory=self.memory,
+        )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
-        history = self._fitted()
         names = list(self.methods_)
-        preds = self._candidates(targets, progress)
-        submit = _column(history, "submit_time")
-        blocks = boundaries(
-            targets.n_before, targets.known_at_s, submit, history.n_tune, self.every
-        )
-        chosen = np.zeros(len(targets), dtype=np.int64)
-        aae = np.full(len(targets), np.nan)
-        mean_wait = np.full(len(targets), np.nan)
-        for b in np.unique(blocks):
-            sel = blocks == b
-            chosen[sel], aae[sel], mean_wait[sel] = self._choice_at(int(b))
-        reason = np.where(np.isnan(mean_wait), "initial", "recent").astype(object)
-        col = self._user_col(history)
+        n_max = int(targets.n_before.max(initial=0))
+        selector = self.selector(n_max, _share(progress, 0.0, 0.6))
+        preds = self._candidates(targets, _share(progress, 0.6, 1.0))
+        col = self._user_col(self._fitted())
         feats = np.c_[targets.summary[:, col], targets.wait_count]
         outside = outside_seen(feats, self.seen_max_, self.outside_factor)
-        chosen[outside] = names.index(self.safe)
-        reason[outside] = "outside"
-        return WaitPrediction(
-            wait_s=preds[chosen, np.arange(len(targets))],
-            predictor=np.array(names, dtype=object)[chosen],
-            extra={"recent_aae_s": aae, "recent_mean_wait_s": mean_wait, "reason": reason},
-        )
+        sel = selector.select(preds, targets.n_before, targets.known_at_s, outside)
+        extra: dict[str, np.ndarray] = {
+            "recent_aae_s": sel.recent_aae_s,
+            "recent_zero_aae_s": sel.recent_zero_aae_s,
+            "rounds_known": sel.rounds,
+        }
+        for k, name in enumerate(names):
+            extra[f"weight_{name}"] = sel.weights[:, k]
+            extra[f"candidate_{name}_s"] = preds[k]
+        return WaitPrediction(wait_s=sel.wait_s, predictor=sel.answered_by, extra=extra)
 
     def _candidates(self, targets: WaitTargets, progress: Progress) -> np.ndarray:
         names = list(self.methods_)
         out = np.zeros((len(names), len(targets)))
         for k, name in enumerate(names):
-            part = None if progress is None else _part(progress, k, len(names))
+            part = _part(progress, k, len(names))
             method = self.methods_[name]
             if targets.rows is not None:
                 out[k] = method.predict_rows(targets.rows, progress=part).wait_s
@@ -299,9 +211,12 @@ class AutoWait(WaitEstimator):
         return out
 
 
-def _column(history: WaitContext, name: str) -> np.ndarray:
-    return history.jobs[name].to_numpy(dtype=float)
+def _part(progress: Progress, k: int, m: int) -> Progress:
+    """Progress of step ``k`` of ``m`` equal steps."""
+    return _share(progress, k / m, (k + 1) / m)
 
 
-def _part(progress: Any, k: int, m: int) -> Any:
-    return lambda f: progress((k + max(0.0, min(1.0, f))) / m)
+def _share(progress: Progress, lo: float, hi: float) -> Progress:
+    if progress is None:
+        return None
+    return lambda f: progress(lo + (hi - lo) * max(0.0, min(1.0, f)))

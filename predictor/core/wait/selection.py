@@ -1,0 +1,261 @@
+"""Online expert weighting for ``auto``: AdaHedge over rounds of started jobs, with a guard.
+
+Seed 002 ("End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs",
+section on queue-wait prediction) proposes one wait method; which one suits a site is only
+known by measuring. ``auto`` treats the methods (always-zero among them) as experts.
+
+**Pool.** Jobs whose candidates' predictions are scored ("pool" jobs) are taken in the order
+they *started*: a wait is known at its job's start, never before (the leakage rule of
+:mod:`predictor.core.wait.history`). A target arriving at ``t`` with ``n_before`` rows before
+it knows the pool jobs that started by ``t`` and arrived before it (a prefix of the pool, as
+the log's history is). Consecutive groups of ``round_size`` known pool jobs whose state lay
+inside the tuning part's form the rounds of the weights; the others feed the fallback.
+
+**Weights** (AdaHedge: de Rooij, van Erven, Grunwald & Koolen 2014, "Follow the leader if you
+can, hedge if you must", JMLR 15). Loss of expert ``c`` in round ``r``: ``l_rc`` = its mean
+absolute error over the round's jobs. With cumulative losses ``L_c`` and cumulative mixability
+gap ``D``, ``eta = ln(m) / D`` and ``w_c ~ exp(-eta (L_c - min L))`` (uniform over the leaders
+while ``D = 0``); after each round ``D += w.l + ln(sum_c w_c exp(-eta l_c)) / eta``. No learning
+rate to tune and no loss range to know: the regret against the best expert grows as
+``sqrt(L* ln m)`` and the scale of the losses cancels. Sites change (a new heavy user, a new
+scheduler setting), so before each round ``L`` and ``D`` are multiplied by
+``1 - round_size / memory``: a memory of about ``memory`` pool jobs (the dev runs chose
+3 000 for the window of the earlier per-block choice, docs/results.md). The answer is the
+weighted mean of the experts' predictions; the absolute error is convex, so its error is at
+most the weighted mean of theirs. Every answer is capped at the longest wait known so far:
+an expert's wild answer (one a small weight still lets through) cannot then cost more.
+
+**Fallback.** A target whose state lies outside the tuning part's (``outside``) is answered
+by the option among (mix, the ``safe`` expert, always-zero) with the lowest AAE over the last
+``window`` *outside* pool jobs known; the mix until ``min_known`` of them are known.
+
+**Guard.** If, over the last ``guard_window`` known pool jobs, the answers this rule would
+have given (mix or fallback, each at its job's own arrival) lost more than always-zero, or
+fewer than ``min_known`` pool jobs are known at all, the target gets zero. So ``auto`` is
+measured online against the safest answer and switches to it when it slips. Everything is a
+function of the known pool jobs only: deterministic, and the same for a target asked alone
+or in a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MIX, SAFE, ZERO = 0, 1, 2
+OPTION_NAMES = ("mix", "safe", "zero")
+
+
+def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
+    """AdaHedge weights before each round and after the last (module docstring).
+
+    losses : (R, m) loss of each of m experts in each round (any scale, >= 0).
+    discount : each round, the past losses and gap are multiplied by it first (1: plain
+        AdaHedge; below 1 the weights follow a site that changes).
+    Returns (R + 1, m): row ``r`` holds the weights given the first ``r`` rounds.
+    """
+    if not 0.0 < discount <= 1.0:
+        raise ValueError(f"discount must lie in (0, 1], got {discount}")
+    loss = np.atleast_2d(np.asarray(losses, dtype=float))
+    r_count, m = loss.shape
+    out = np.empty((r_count + 1, m))
+    cum = np.zeros(m)
+    gap = 0.0
+    for r in range(r_count + 1):
+        w = _weights(cum, gap, m)
+        out[r] = w
+        if r == r_count:
+            break
+        lr = loss[r]
+        h = float(w @ lr)
+        if gap == 0.0:  # follow the leader: the mix loss is the leaders' best loss
+            mix = float(lr[w > 0].min())
+        else:
+            eta = np.log(m) / gap
+            shift = lr.min()
+            mix = shift - np.log(float(w @ np.exp(-eta * (lr - shift)))) / eta
+        gap = discount * gap + max(h - mix, 0.0)
+        cum = discount * cum + lr
+    return out
+
+
+def _weights(cum: np.ndarray, gap: float, m: int) -> np.ndarray:
+    if gap == 0.0 or m == 1:
+        w = (cum == cum.min()).astype(float)
+    else:
+        w = np.exp(-np.log(m) / gap * (cum - cum.min()))
+    return w / w.sum()
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Scored jobs: the experts' predictions and what was known about each job.
+
+    pred_s : (m, P) each expert's prediction for the job, made at the job's own arrival.
+    wait_s : (P,) actual waits; start_s = arrival + wait is when each became known.
+    row : (P,) the job's row (arrival order) in the log.
+    outside : (P,) whether the job's own state lay outside the tuning part's.
+    """
+
+    pred_s: np.ndarray
+    wait_s: np.ndarray
+    start_s: np.ndarray
+    arrival_s: np.ndarray
+    row: np.ndarray
+    outside: np.ndarray
+
+    def sorted(self) -> Pool:
+        """The same pool in start order (ties by row)."""
+        order = np.lexsort((self.row, self.start_s))
+        return Pool(
+            self.pred_s[:, order], self.wait_s[order], self.start_s[order],
+            self.arrival_s[order], self.row[order], self.outside[order],
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Selection:
+    """``auto``'s answers and why.
+
+    wait_s : (n,) answers; answered_by : (n,) "mix", "fallback:<option>" or "guard:zero";
+    weights : (n, m) the experts' weights; rounds : (n,) rounds known;
+    recent_aae_s, recent_zero_aae_s : (n,) the rule's and always-zero's AAE over the guard
+    window (NaN before any pool job is known).
+    """
+
+    wait_s: np.ndarray
+    answered_by: np.ndarray
+    weights: np.ndarray
+    rounds: np.ndarray
+    recent_aae_s: np.ndarray
+    recent_zero_aae_s: np.ndarray
+
+
+class HedgeSelector:
+    """The module's rule, prepared once from a pool and asked for any targets.
+
+    Parameters
+    ----------
+    pool : the scored jobs (any order).
+    safe : index of the fallback's ``safe`` expert; zero : index of always-zero.
+    round_size, window, guard_window, min_known, memory : module docstring (in pool jobs).
+    """
+
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        safe: int,
+        zero: int,
+        round_size: int = 25,
+        window: int = 1000,
+        guard_window: int = 3000,
+        min_known: int = 50,
+        memory: float = 3000.0,
+    ) -> None:
+        if round_size < 1 or window < 1 or guard_window < 1 or min_known < 1:
+            raise ValueError("round_size, window, guard_window and min_known must be >= 1")
+        if memory < round_size:
+            raise ValueError(f"memory must be >= round_size ({round_size}), got {memory}")
+        self.memory = memory
+        self.pool = pool.sorted()
+        self.safe, self.zero = safe, zero
+        self.round_size, self.window = round_size, window
+        self.guard_window, self.min_known = guard_window, min_known
+        self._prepare()
+
+    def _prepare(self) -> None:
+        p, size = self.pool, self.round_size
+        # a pool job is known to a target once it started and had arrived before it
+        self.cum_max_row_ = np.maximum.accumulate(p.row) if p.row.size else p.row
+        inside = np.flatnonzero(~p.outside)
+        self.cum_inside_ = _cumsum0(~p.outside).astype(np.int64)
+        n_rounds = inside.size // size
+        used = inside[: n_rounds * size]
+        err = np.abs(p.pred_s[:, used] - p.wait_s[used])
+        losses = err.reshape(err.shape[0], n_rounds, size).mean(axis=2).T
+        self.weights_ = adahedge(losses, 1.0 - size / self.memory)
+        self.max_known_ = np.concatenate([[0.0], np.maximum.accumulate(p.wait_s)])
+        # the rule's own answers on the pool, each at its job's arrival (for fallback and guard)
+        known = self.known(p.row, p.arrival_s)
+        self.options_ = self._options(p.pred_s, known)
+        out_err = np.abs(self.options_ - p.wait_s) * p.outside
+        self.cum_out_err_ = _cumsum0(out_err)
+        self.cum_out_n_ = _cumsum0(p.outside).astype(np.int64)
+        self.out_pos_ = np.append(np.flatnonzero(p.outside), 0)  # padded: never empty
+        fb = self._fallback(known)
+        rule = np.where(p.outside, self.options_[fb, np.arange(p.row.size)], self.options_[MIX])
+        self.cum_rule_err_ = _cumsum0(np.abs(rule - p.wait_s))
+        self.cum_zero_err_ = _cumsum0(np.abs(p.wait_s))
+
+    def known(self, n_before: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
+        """Pool jobs known to each target (a prefix of the pool in start order): started by
+        ``known_at_s`` (ties at that second by row) and arrived before row ``n_before``."""
+        t = np.asarray(known_at_s, dtype=float)
+        by_time = np.searchsorted(self.pool.start_s, t, "right")
+        by_row = np.searchsorted(self.cum_max_row_, np.asarray(n_before), "left")
+        return np.minimum(by_time, by_row).astype(np.int64)
+
+    def rounds(self, known: np.ndarray) -> np.ndarray:
+        """Complete rounds (of jobs inside the seen states) among the first ``known``."""
+        return self.cum_inside_[known] // self.round_size
+
+    def _options(self, pred: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """(3, n) the mix, the safe expert and zero, each capped at the longest known wait."""
+        cap = self.max_known_[known]
+        mix = np.einsum("jm,mj->j", self.weights_[self.rounds(known)], pred)
+        return np.minimum(np.stack([mix, pred[self.safe], pred[self.zero]]), cap)
+
+    def _fallback(self, known: np.ndarray) -> np.ndarray:
+        """Option index (MIX, SAFE, ZERO) of lowest AAE over the last ``window`` outside pool
+        jobs among the first ``known``; MIX until ``min_known`` of them are known."""
+        c_hi = self.cum_out_n_[known]
+        c_lo = np.maximum(c_hi - self.window, 0)
+        lo = np.where(c_lo > 0, self.out_pos_[np.maximum(c_lo, 1) - 1] + 1, 0)
+        err = self.cum_out_err_[:, known] - self.cum_out_err_[:, lo]
+        best = np.argmin(err, axis=0)
+        return np.where(c_hi - c_lo >= self.min_known, best, MIX)
+
+    def select(
+        self, pred_s: np.ndarray, n_before: np.ndarray, known_at_s: np.ndarray, outside: np.ndarray
+    ) -> Selection:
+        """Answers for targets: experts' predictions (m, n), rows before each, its instant,
+        and whether its state lies outside the tuning part's."""
+        pred = np.atleast_2d(np.asarray(pred_s, dtype=float))
+        n = pred.shape[1]
+        known = self.known(np.asarray(n_before), np.asarray(known_at_s))
+        opts = self._options(pred, known)
+        fb = self._fallback(known)
+        out = np.asarray(outside, dtype=bool)
+        answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
+        by = np.where(out, np.char.add("fallback:", np.array(OPTION_NAMES)[fb]), "mix")
+        lo = np.maximum(known - self.guard_window, 0)
+        count = known - lo
+        rule = self.cum_rule_err_[known] - self.cum_rule_err_[lo]
+        zero = self.cum_zero_err_[known] - self.cum_zero_err_[lo]
+        guard = (count < self.min_known) | (rule > zero)
+        answer = np.where(guard, pred[self.zero], answer)
+        by = np.where(guard, "guard:zero", by).astype(object)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return Selection(
+                wait_s=np.maximum(answer, 0.0), answered_by=by,
+                weights=self.weights_[self.rounds(known)], rounds=self.rounds(known),
+                recent_aae_s=np.where(count > 0, rule / count, np.nan),
+                recent_zero_aae_s=np.where(count > 0, zero / count, np.nan),
+            )  # fmt: skip
+
+
+def _cumsum0(x: np.ndarray) -> np.ndarray:
+    """Cumulative sums along the last axis with a leading 0."""
+    x = np.asarray(x, dtype=float)
+    pad = np.zeros((*x.shape[:-1], 1))
+    return np.concatenate([pad, np.cumsum(x, axis=-1)], axis=-1)
+
+
+def expert_index(names: Sequence[str], name: str) -> int:
+    """Position of ``name`` among the experts, with an error naming them when absent."""
+    if name not in names:
+        raise ValueError(f"{name!r} is not among the candidates {list(names)}")
+    return list(names).index(name)

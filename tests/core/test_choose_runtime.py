@@ -1,0 +1,83 @@
+"""The runtime method chosen per site on its tuning part, at a coverage ceiling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from predictor.core.runtime.choose import Score, choose_runtime_method, dev_split, pick
+from predictor.core.runtime.history import RuntimeContext, build_context
+from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.registry import make_method
+from predictor.core.runtime.types import RuntimePrediction
+from tests.conftest import synthetic_log
+
+
+def test_pick_takes_the_best_success_under_the_ceiling_not_the_best_overall():
+    scores = {
+        "wide": Score(success=0.95, coverage=0.60),
+        "meets": Score(success=0.78, coverage=0.22),
+        "narrow": Score(success=0.55, coverage=0.08),
+    }
+    assert pick(scores, 0.25) == ("meets", "best success at coverage <= 25%")
+    assert pick(scores, 0.7)[0] == "wide"
+
+
+def test_pick_falls_back_to_the_lowest_coverage_when_none_meets_the_ceiling():
+    scores = {"a": Score(0.9, 0.5), "b": Score(0.6, 0.3)}
+    assert pick(scores, 0.25) == ("b", "lowest coverage (none under 25%)")
+    with pytest.raises(ValueError, match="no candidate"):
+        pick({})
+
+
+class _Fixed:
+    """A fake method: a range of ``scale`` times the actual runtime around it, or a miss."""
+
+    def __init__(self, scale: float, hit: bool) -> None:
+        self.scale, self.hit = scale, hit
+
+    def fit(self, ctx: RuntimeContext) -> _Fixed:
+        self.ctx = ctx
+        return self
+
+    def predict_rows(self, rows: np.ndarray) -> RuntimePrediction:
+        run = self.ctx.run_s[rows]
+        mid = run if self.hit else run * 10 + 100
+        return RuntimePrediction(
+            [RangeSet(np.array([m]), np.array([m * (1 + self.scale) + 1]), np.ones(1)) for m in mid]
+        )
+
+    def fitted_info(self) -> dict[str, Any]:
+        return {"scale": self.scale}
+
+    def get_params(self) -> dict[str, Any]:
+        return {"scale": self.scale, "hit": self.hit}
+
+
+def test_choose_runtime_method_picks_the_candidate_that_meets_the_ceiling():
+    ctx = build_context(synthetic_log(600, seed=2), 128, n_tune=400)
+    fakes = {"huge": _Fixed(1e4, True), "tight": _Fixed(0.01, True), "miss": _Fixed(0.01, False)}
+    choice = choose_runtime_method(ctx, lambda name, seed: fakes[name], tuple(fakes))
+    assert choice.name == "tight"
+    assert choice.tuning_success == 1.0 and choice.tuning_coverage <= 0.25
+    assert choice.scores["huge"].coverage > 0.25 and choice.scores["miss"].success == 0.0
+    assert choice.params == {"scale": 0.01, "hit": True}
+    _, rows = dev_split(ctx)
+    assert choice.dev_jobs == rows.size and rows.min() >= 200 and rows.max() < 400
+
+
+def test_choose_runtime_method_runs_the_registered_methods_on_the_tuning_part_only():
+    jobs = synthetic_log(500, seed=4)
+    ctx = build_context(jobs, 128, n_tune=300)
+    first = choose_runtime_method(ctx, make_method, ("rangeset", "baseline"), ceiling=0.5)
+    later = jobs.copy()
+    later.loc[300:, "run_time"] = 99999.0
+    second = choose_runtime_method(
+        build_context(later, 128, n_tune=300), make_method, ("rangeset", "baseline"), ceiling=0.5
+    )
+    assert first == second
+    assert first.scores["baseline"].coverage == pytest.approx(1.0)
+    assert first.name == "rangeset"
+    assert 0.0 <= first.tuning_ece <= 1.0

@@ -1,0 +1,130 @@
+"""AdaHedge weighting, the online fallback and the guard (``predictor.core.wait.selection``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictor.core.wait.selection import HedgeSelector, Pool, adahedge
+
+
+def _stream(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    arrival = np.cumsum(rng.exponential(100.0, n))
+    return arrival, rng.exponential(1000.0, n)
+
+
+def _pool(pred: np.ndarray, wait: np.ndarray, arrival: np.ndarray, outside=None) -> Pool:  # noqa: ANN001
+    n = wait.size
+    out = np.zeros(n, bool) if outside is None else outside
+    return Pool(pred, wait, arrival + wait, arrival, np.arange(n), out)
+
+
+def _ask(sel: HedgeSelector, pred: np.ndarray, arrival: np.ndarray, outside=None):  # noqa: ANN001, ANN202
+    n = arrival.size
+    out = np.zeros(n, bool) if outside is None else outside
+    return sel.select(pred, np.arange(n), arrival, out)
+
+
+def test_adahedge_moves_the_weight_to_the_expert_with_the_lowest_loss():
+    losses = np.tile([3.0, 1.0, 2.0], (200, 1)) + np.random.default_rng(0).random((200, 3))
+    w = adahedge(losses)
+    assert w.shape == (201, 3)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    np.testing.assert_allclose(w[0], 1 / 3)
+    assert w[-1, 1] > 0.99
+
+
+def test_adahedge_ignores_the_scale_of_the_losses():
+    losses = np.random.default_rng(1).random((50, 4))
+    np.testing.assert_allclose(adahedge(losses), adahedge(1e6 * losses))
+
+
+def test_auto_is_never_worse_than_zero_when_one_expert_is_terrible():
+    """Adversarial stream: expert 0 is exact except for 10^7 s on one job in a hundred, so it
+    leads on three rounds in four; expert 1 is always-zero. Weighting alone pays for the
+    terrible answers; the answers must still lose no more than always-zero."""
+    arrival, wait = _stream(4000, seed=2)
+    terrible = np.where(np.arange(4000) % 100 == 99, 1e7, wait)
+    pred = np.stack([terrible, np.zeros(4000)])
+    sel = HedgeSelector(_pool(pred, wait, arrival), safe=0, zero=1, round_size=25)
+    got = _ask(sel, pred, arrival)
+    assert np.mean(np.abs(got.wait_s - wait)) <= np.mean(wait)
+
+
+def test_the_guard_answers_zero_once_the_rule_has_lost_to_it():
+    arrival, wait = _stream(3000, seed=3)
+    bad = wait + 5000.0  # worse than zero everywhere
+    pred = np.stack([bad, bad * 1.1, np.zeros(3000)])
+    sel = HedgeSelector(_pool(pred, wait, arrival), safe=1, zero=2, round_size=25)
+    got = _ask(sel, pred, arrival)
+    late = got.rounds >= 10
+    assert late.sum() > 2000
+    assert np.all((got.answered_by[late] == "guard:zero") | (got.weights[late, 2] > 0.99))
+    assert np.mean(np.abs(got.wait_s[late] - wait[late])) <= np.mean(wait[late]) * 1.001
+
+
+def test_the_mix_follows_the_best_expert_after_a_change():
+    arrival, wait = _stream(8000, seed=4)
+    first = np.arange(8000) < 2000
+    pred = np.stack(
+        [wait + np.where(first, 10.0, 3000.0), wait + np.where(first, 3000.0, 10.0), 0 * wait]
+    )
+    sel = HedgeSelector(_pool(pred, wait, arrival), safe=0, zero=2, round_size=25)
+    got = _ask(sel, pred, arrival)
+    assert got.weights[1000, 0] > 0.9
+    assert got.weights[-1, 1] > 0.9
+    assert np.mean(np.abs(got.wait_s - wait)) < 0.7 * np.mean(wait)
+
+
+def test_outside_targets_get_the_option_measured_best_on_outside_jobs():
+    arrival, wait = _stream(3000, seed=5)
+    outside = np.arange(3000) % 4 == 0
+    # expert 0 is exact inside and terrible outside; expert 1 (safe) the reverse
+    e0 = np.where(outside, wait + 9000.0, wait)
+    e1 = np.where(outside, wait, wait + 9000.0)
+    pred = np.stack([e0, e1, np.zeros(3000)])
+    sel = HedgeSelector(_pool(pred, wait, arrival, outside), safe=1, zero=2, min_known=20)
+    got = _ask(sel, pred, arrival, outside)
+    late = got.rounds >= 20
+    assert np.all(got.answered_by[late & outside] == "fallback:safe")
+    assert np.all(got.answered_by[late & ~outside] == "mix")
+    assert np.mean(np.abs(got.wait_s[late] - wait[late])) < 0.1 * np.mean(wait)
+
+
+def test_no_wait_is_read_before_its_job_started():
+    arrival, wait = _stream(2000, seed=6)
+    pred = np.stack([np.zeros(2000), np.full(2000, 1000.0), wait + 1.0])
+    before = _ask(HedgeSelector(_pool(pred, wait, arrival), safe=1, zero=0), pred, arrival)
+    later = wait.copy()
+    later[1200:] = 1e8
+    pred2 = pred.copy()
+    pred2[2] = later + 1.0
+    after = _ask(HedgeSelector(_pool(pred2, later, arrival), safe=1, zero=0), pred2, arrival)
+    np.testing.assert_array_equal(before.wait_s[:1200], after.wait_s[:1200])
+    np.testing.assert_array_equal(before.answered_by[:1200], after.answered_by[:1200])
+
+
+def test_a_larger_pool_of_later_rows_changes_no_earlier_answer():
+    arrival, wait = _stream(2000, seed=7)
+    pred = np.stack([wait * 0.5, np.zeros(2000), wait * 2.0])
+    full = HedgeSelector(_pool(pred, wait, arrival), safe=0, zero=1)
+    part_pool = _pool(pred[:, :1500], wait[:1500], arrival[:1500])
+    part = HedgeSelector(part_pool, safe=0, zero=1)
+    a = _ask(full, pred[:, :1500], arrival[:1500])
+    b = _ask(part, pred[:, :1500], arrival[:1500])
+    np.testing.assert_array_equal(a.wait_s, b.wait_s)
+
+
+def test_settings_below_one_are_refused():
+    arrival, wait = _stream(10)
+    with pytest.raises(ValueError, match="round_size"):
+        HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, round_size=0)
+
+
+def test_plain_adahedge_keeps_the_whole_record_and_a_discount_forgets():
+    losses = np.r_[np.tile([0.0, 1.0], (100, 1)), np.tile([1.0, 0.0], (60, 1))]
+    assert adahedge(losses)[-1, 0] > 0.99
+    assert adahedge(losses, discount=0.95)[-1, 1] > 0.99
+    with pytest.raises(ValueError, match="discount"):
+        adahedge(losses, discount=0.0)
