@@ -24,6 +24,7 @@ from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.snapshot import request_for, snapshot_now
+from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle, RequestAnswer
 
 MIN_HISTORY = 50
+RUNTIME_RECENT = 100  # ended jobs behind the runtime method's recent accuracy
 CALIBRATION_JOBS = 60
 REFIT_GROWTH = 0.10
 REFIT_AGE_S = 3600.0
@@ -82,7 +84,15 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         actual.append(float(row["wait_time"]))
         run_err.append(abs(answer.runtime.point_s - float(row["run_time"])))
     p, y = np.array(pred), np.array(actual)
+    wait = wait_accuracy(p.size, float(np.mean(np.abs(p - y))) if p.size else float("nan"),
+                         float(np.mean(y)) if p.size else float("nan"))  # fmt: skip
+    ended = bundle.runtime_ctx.end_s  # the history holds finished jobs only
+    runtime = runtime_accuracy_at(
+        bundle.runtime, bundle.runtime_ctx, float(ended.max(initial=0)), RUNTIME_RECENT
+    )
     accuracy = {
+        "wait": _finite(wait.as_dict()),
+        "runtime": _finite(runtime.as_dict()),
         "jobs": int(p.size),
         "wait_mae_s": float(np.mean(np.abs(p - y))) if p.size else None,
         "wait_median_abs_error_s": float(np.median(np.abs(p - y))) if p.size else None,
@@ -91,6 +101,11 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         "what was known at its arrival",
     }
     return scores(p, y), accuracy
+
+
+def _finite(values: dict[str, Any]) -> dict[str, Any]:
+    """NaN (nothing known yet) as null, for JSON."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in values.items()}
 
 
 def _stale(model: SiteModel | None, rows: int) -> bool:
@@ -117,8 +132,12 @@ def site_model(site: Site) -> SiteModel:
             field="history",
         )
     from predictor.core.bundle import fit_bundle
+    from predictor.services_predict import service_methods
 
-    bundle = fit_bundle(frame, site.machine_procs)
+    wait_method, runtime_method = service_methods()  # auto and the chosen runtime method
+    bundle = fit_bundle(
+        frame, site.machine_procs, wait_method=wait_method, runtime_method=runtime_method
+    )
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
     model = SiteModel(bundle, rows, time.time(), pool, accuracy)
     with _LOCK:
@@ -186,6 +205,11 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "wait": answer.wait_method,
             "wait_predictor": answer.wait_predictor,
             "runtime": answer.runtime_method,
+            "runtime_reason": (
+                model.bundle.runtime_choice.reason
+                if model.bundle.runtime_choice is not None
+                else "asked for"
+            ),
         },
         "accuracy": model.accuracy,
         "why": why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request),
