@@ -77,4 +77,26 @@ TERMS = (
         ANSWERS,
         "pyss_adapter/core/easy.py",
     ),
+    Term(
+        "accuracy-here",
+        "accuracy here",
+        "How the two methods that answer did on this trace's or site's most recent jobs, "
+        "computed when you ask, each job predicted from what was known at its arrival.",
+        """
+        Waits: over the jobs that most recently started (a wait is known when its job starts),
+        the wait method's average error (AAE) next to always answering "no wait", whose
+        average error is the mean wait. A method that is not below it earns a warning.
+
+        Runtimes: over the last 100 jobs that ended, the share whose runtime fell inside one
+        of the runtime method's ranges (success) and how long the ranges were (coverage),
+        next to the same figures for taking the requested time as the runtime. A method
+        whose success is not above the requested time's earns a warning.
+
+        The wait method is auto; the runtime method was chosen on the first 20% of the
+        trace or site history (the tuning part): the best success among the candidates whose
+        coverage stays at or below 25%.
+        """,
+        ANSWERS,
+        "predictor/core/answer_accuracy.py",
+    ),
 )

@@ -133,3 +133,31 @@ def test_the_glossary_states_the_saving_threshold_the_code_applies():
         f"at least 1 min and {rule.MIN_SAVING_SHARE:.0%} of its"
         in glossary.get("sooner-change").short
     )
+
+
+def test_predict_page_shows_both_methods_and_warns_when_no_better_than_zero_or_requested(
+    tmp_path: Path, monkeypatch
+):
+    from django.test import Client
+
+    log, _ = crafted_log()
+    path = tmp_path / "crafted.swf"
+    path.write_text("; MaxProcs: 128\n" + format_jobs(log))
+    services_predict.BUNDLES.clear()
+    trace = ingest_swf(path, name="crafted")
+    browser = Client()
+    browser.force_login(make_user("alice"))
+    query = {"trace": trace.pk, "procs": 8, "time_limit": "1h", "user_id": 2, "queue_id": 1,
+             "confidence": 0.9}  # fmt: skip
+    page = browser.get("/predict/", query).content.decode()
+    assert 'id="methods-note"' in page and 'href="/glossary/#accuracy-here"' in page
+    bad = {
+        "wait": {"jobs": 40, "aae_s": 7200.0, "zero_aae_s": 3600.0, "better_than_zero": False},
+        "runtime": {"jobs": 100, "success": 0.3, "coverage": 0.2, "requested_success": 0.5,
+                    "requested_coverage": 0.2, "better_than_requested": False},
+    }  # fmt: skip
+    monkeypatch.setattr(services_predict, "accuracy_body", lambda *a, **k: bad)
+    page = browser.get("/predict/", {**query, "procs": 9}).content.decode()
+    assert 'id="wait-accuracy-warning"' in page and "off by 2 h on average" in page
+    assert "(1 h)" in page  # always-zero's error, with its unit
+    assert 'id="runtime-accuracy-warning"' in page and "30% of the time" in page
