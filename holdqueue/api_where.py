@@ -49,7 +49,10 @@ class PlaceAnswerSerializer(serializers.Serializer):
     predicted_end = serializers.DateTimeField(allow_null=True, help_text="Sites only.")
     interval = PlaceIntervalSerializer(help_text="The wait's calibrated interval, seconds.")
     method = serializers.DictField(child=serializers.CharField(allow_null=True))
-    accuracy = serializers.DictField(help_text="Recent errors of the methods here, seconds.")
+    accuracy = serializers.DictField(
+        help_text="Both methods on the most recent jobs here: wait (AAE beside always-zero's, "
+        "seconds) and runtime (success and coverage beside the requested time's)."
+    )
     why = WhySerializer()
 
 

@@ -52,9 +52,7 @@ def site_answer(site: Site, user: Any, data: dict[str, Any]) -> dict[str, Any]:
         "interval": {"low_s": raw["wait"]["low_s"], "high_s": raw["wait"]["high_s"],
                      "confidence": raw["wait"]["confidence"]},
         "method": {"wait": raw["method"]["wait"], "runtime": raw["method"]["runtime"]},
-        "accuracy": {"jobs": raw["accuracy"].get("jobs"),
-                     "wait_mae_s": raw["accuracy"].get("wait_mae_s"),
-                     "runtime_mae_s": raw["accuracy"].get("runtime_mae_s")},
+        "accuracy": {"wait": raw["accuracy"]["wait"], "runtime": raw["accuracy"]["runtime"]},
         "why": raw["why"],
     }  # fmt: skip
 
@@ -79,8 +77,7 @@ def trace_answer(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
         "interval": {"low_s": wait["interval_low_s"], "high_s": wait["interval_high_s"],
                      "confidence": wait["confidence"]},
         "method": {"wait": wait["method"], "runtime": runtime["method"]},
-        "accuracy": {"jobs": wait["recent_jobs"], "wait_mae_s": wait["recent_aae_s"],
-                     "runtime_mae_s": None},
+        "accuracy": wait["accuracy"],
         "why": wait["why"],
     }  # fmt: skip
 

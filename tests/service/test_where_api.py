@@ -39,7 +39,8 @@ def test_every_site_and_the_traces_asked_for_answer_sorted_by_predicted_finish()
         assert a["method"]["wait"] and a["method"]["runtime"]
         assert a["predicted_start_s"] <= a["predicted_end_s"]
         assert a["interval"]["low_s"] <= a["interval"]["high_s"]
-        assert a["accuracy"]["jobs"] > 0 and a["why"]["reason"]
+        assert a["accuracy"]["wait"]["jobs"] > 0 and a["why"]["reason"]
+        assert "better_than_zero" in a["accuracy"]["wait"] and "success" in a["accuracy"]["runtime"]
     site = next(a for a in body["answers"] if a["kind"] == "site")
     assert site["predicted_start"] is not None
     skipped = {s["name"]: s["reason"] for s in body["skipped"]}
