@@ -134,13 +134,13 @@ def reason_sentence(why: Why, held_until_s: float | None = None) -> str:
     if why.reason == "nothing":
         return f"It starts at once: {_procs(why.free_procs)} are free and it fits."
     if why.reason == "processors":
-        return (f"It waits for processors: it needs {why.procs} and {why.free_procs} are free; "
-                f"the running jobs free enough in about {duration(wait)}. "
-                "Nobody queued is ahead of it in that.")  # fmt: skip
+        return (f"It waits for processors: it needs {why.procs} and {why.free_procs} are free. "
+                "If every running job runs to its time limit, enough are free in "
+                f"{duration(wait)}; nobody queued is ahead of it in that.")  # fmt: skip
     return (f"It waits for the {_jobs(a.queued_procs.size)} queued ahead of it "
-            f"({_procs(int(a.queued_procs.sum()))} in all), which start first in arrival order; "
-            f"without them it would start in {duration(why.alone_start_s - why.now_s)}, "
-            f"behind them in about {duration(wait)}.")  # fmt: skip
+            f"({_procs(int(a.queued_procs.sum()))} in all), which start first in arrival order. "
+            f"If every job runs to its time limit, it starts in {duration(wait)} behind them, "
+            f"{duration(why.alone_start_s - why.now_s)} without them.")  # fmt: skip
 
 
 def change_sentence(change: Change, procs: int) -> str:
