@@ -161,3 +161,14 @@ def test_predict_page_shows_both_methods_and_warns_when_no_better_than_zero_or_r
     assert 'id="wait-accuracy-warning"' in page and "off by 2 h on average" in page
     assert "(1 h)" in page  # always-zero's error, with its unit
     assert 'id="runtime-accuracy-warning"' in page and "30% of the time" in page
+
+
+def test_the_glossary_states_the_accuracy_window_and_the_choice_rule_the_code_applies():
+    from predictor.core.bundle import TUNE_FRACTION
+    from predictor.core.runtime.choose import COVERAGE_CEILING
+    from queuecast import glossary
+
+    text = " ".join(glossary.get("accuracy-here").paragraphs)
+    assert f"the last {services_predict.RUNTIME_RECENT} jobs that ended" in text
+    assert f"first {TUNE_FRACTION:.0%} of the trace" in text
+    assert f"at or below {COVERAGE_CEILING:.0%}" in text
