@@ -19,6 +19,7 @@ from holdqueue.models import Site, SiteJob
 from holdqueue.pages_decision import sentences_for
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live
+from holdqueue.services.predict import why_held
 from queuecast.errors import QueuecastError
 
 LIST_LIMIT = 50
@@ -66,7 +67,8 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
     except QueuecastError as exc:
         raise Http404(exc.detail) from exc
     context = {"nav": "sites", "site": site, "job": job, **decision_view(job.decision or {}),
-               "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD}  # fmt: skip
+               "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD,
+               "why": why_held(site, job)}  # fmt: skip
     return render(request, "sites/job.html", context)
 
 

@@ -67,7 +67,9 @@ def why_body(
             "fewer_procs": _change(changes.fewer_procs, now, why.procs),
             "shorter_limit": _change(changes.shorter_limit, now, why.procs),
             "later_submission": _change(changes.later_submission, now, why.procs),
-            "sentence": sooner_sentence(best, why.procs, why.wait_s),
+            "sentence": held_sentence(why)
+            if why.reason == "hold"
+            else sooner_sentence(best, why.procs, why.wait_s),
         },
         "how": HOW,
     }
@@ -152,6 +154,14 @@ def change_sentence(change: Change, procs: int) -> str:
                 f"(about {duration(change.saved_s)} sooner), in a backfill hole.")  # fmt: skip
     return (f"Submitting it up to {duration(change.delay_s)} later still starts it at the same "
             "predicted time (it would wait that much less).")  # fmt: skip
+
+
+def held_sentence(why: Why) -> str:
+    """A held job's one change: releasing it now."""
+    if why.wait_s <= 0:
+        return "Released now instead, it would start at once."
+    return (f"Released now instead, it would start in about {duration(why.wait_s)} "
+            "(if every job runs to its time limit).")  # fmt: skip
 
 
 def sooner_sentence(best: Change | None, procs: int, wait_s: float) -> str:

@@ -214,3 +214,26 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
         "accuracy": model.accuracy,
         "why": why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request),
     }
+
+
+def why_held(site: Site, job: Any) -> dict[str, Any] | None:
+    """The ``why`` block of a held job: it waits for its hold; released now, the live queue
+    would start it as the block says. None when the site cannot answer now (no history yet,
+    the batch system down): the job page then shows the decision alone."""
+    from holdqueue.models import SiteJob
+    from predictor.core.state.request import JobRequest
+    from queuecast.errors import QueuecastError
+
+    if job.state != SiteJob.HELD or job.release_at is None:
+        return None
+    current = bk.now()
+    try:
+        snap, _ = snapshot_now(site, current)
+        model = site_model(site)
+    except QueuecastError:
+        return None
+    now_s = bk.site_seconds(site, current)
+    request = JobRequest(user=bk.user_number(job.owner.get_username()), procs=job.procs_chosen,
+                         req_time_s=float(job.time_limit_s), submit_s=now_s)  # fmt: skip
+    return why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request,
+                    held_until_s=bk.site_seconds(site, job.release_at))  # fmt: skip
