@@ -49,3 +49,22 @@ def wait_accuracy(jobs: int, aae_s: float, mean_wait_s: float) -> WaitAccuracy:
     if jobs <= 0 or not np.isfinite(aae_s):
         return WaitAccuracy(0, float("nan"), float("nan"))
     return WaitAccuracy(int(jobs), float(aae_s), float(mean_wait_s))
+
+
+def runtime_scores_on_rows(
+    method: RuntimeMethod, ctx: RuntimeContext, rows: np.ndarray
+) -> dict[str, float]:
+    """Success and coverage of ``method`` and of the requested time on ``rows`` (each job
+    predicted at its own arrival): the seed's two runtime measures over a test sample."""
+    rows = np.asarray(rows, dtype=np.int64)
+    run = ctx.run_s[rows]
+    base = BaselineRange().fit(ctx).predict_rows(rows).length_s
+    has = base > 0
+    out: dict[str, float] = {"jobs": float(rows.size)}
+    for name, model in (("method", method), ("requested", RequestedTime().fit(ctx))):
+        pred = model.predict_rows(rows)
+        out[f"{name}_success"] = float(np.mean(pred.contains(run))) if rows.size else float("nan")
+        out[f"{name}_coverage"] = (
+            float(pred.length_s[has].sum() / base[has].sum()) if has.any() else float("nan")
+        )
+    return out
