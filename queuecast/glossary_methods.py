@@ -199,6 +199,21 @@ TERMS = (
         ("runtime:density",),
     ),
     Term(
+        "auto-runtime",
+        "auto (runtime)",
+        "The runtime method this site's tuning part chose: the best success rate at no more "
+        "than 25% coverage.",
+        """
+        Tries density, rangeset and quantile on the site's tuning part: each learns from its
+        first half and answers the jobs of its second half, each at its own arrival. The one
+        with the highest success rate at a coverage of at most 25% answers from then on
+        (the one of lowest coverage if none stays under 25%); the answer names it.
+        """,
+        RUNTIME,
+        "predictor/core/runtime/choose.py",
+        ("runtime:auto",),
+    ),
+    Term(
         "baseline-range",
         "baseline (runtime range)",
         "[shortest, longest] runtime of the job's history level; the range coverage is "

@@ -8,6 +8,7 @@ import pytest
 
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait.auto import AutoWait, outside_seen, scored_rows
+from predictor.core.wait.evaluate import evaluate_trace
 from predictor.core.wait.registry import make_method
 from predictor.core.wait.types import WaitContext
 from tests.core.wait_fakes import make_jobs
@@ -77,3 +78,19 @@ def test_auto_needs_zero_among_its_candidates():
         AutoWait(candidates=("median",), safe="median", make=make_method).fit(
             _ctx(make_jobs(100), 20)
         )
+
+
+def test_the_evaluation_scores_autos_candidates_as_if_run_alone():
+    jobs = make_jobs(700, seed=6)
+    methods = {
+        "auto": AutoWait(
+            candidates=("median", "zero"), safe="median", n_validation=50, make=make_method
+        ),
+        "median": make_method("median"),
+        "zero": make_method("zero"),
+    }
+    out = evaluate_trace(jobs, 128, methods, tune_fraction=0.3, limit=150).results
+    inner = out["auto"]["candidates_aae_s"]
+    assert inner["median"] == pytest.approx(out["median"]["aae_s"])
+    assert inner["zero"] == pytest.approx(out["zero"]["aae_s"])
+    assert "candidates_aae_s" not in out["median"]

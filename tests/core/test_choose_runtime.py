@@ -10,6 +10,7 @@ import pytest
 from predictor.core.runtime.choose import Score, choose_runtime_method, dev_split, pick
 from predictor.core.runtime.history import RuntimeContext, build_context
 from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.recent import recent_rows, recent_runtime_accuracy
 from predictor.core.runtime.registry import make_method
 from predictor.core.runtime.types import RuntimePrediction
 from tests.conftest import synthetic_log
@@ -81,3 +82,39 @@ def test_choose_runtime_method_runs_the_registered_methods_on_the_tuning_part_on
     assert first.scores["baseline"].coverage == pytest.approx(1.0)
     assert first.name == "rangeset"
     assert 0.0 <= first.tuning_ece <= 1.0
+
+
+def test_runtime_auto_answers_with_the_chosen_method_and_names_it():
+    ctx = build_context(synthetic_log(500, seed=5), 128, n_tune=300)
+    auto = make_method("auto")
+    auto.candidates, auto.ceiling = ("rangeset", "baseline"), 0.5
+    auto.fit(ctx)
+    info = auto.fitted_info()
+    assert info["chosen"] == auto.choice_.name and set(info["dev_scores"]) == {
+        "rangeset",
+        "baseline",
+    }
+    rows = np.arange(300, 500, 10)
+    direct = make_method(info["chosen"]).fit(ctx).predict_rows(rows)
+    got = auto.predict_rows(rows)
+    np.testing.assert_array_equal(got.length_s, direct.length_s)
+    np.testing.assert_array_equal(got.point_s, direct.point_s)
+
+
+def test_recent_runtime_accuracy_scores_only_jobs_ended_by_the_instant():
+    ctx = build_context(synthetic_log(500, seed=6), 128, n_tune=200)
+    fit = {n: make_method(n).fit(ctx) for n in ("rangeset", "requested", "baseline")}
+    at = float(ctx.submit_s[400])
+    rows = recent_rows(ctx, at, n=50)
+    assert rows.size == 50 and (ctx.end_s[rows] <= at).all()
+    acc = recent_runtime_accuracy(fit["rangeset"], fit["requested"], fit["baseline"], at, n=50)
+    run = ctx.run_s[rows]
+    assert acc.jobs == 50
+    assert acc.success == np.mean(fit["rangeset"].predict_rows(rows).contains(run))
+    assert acc.requested_success == np.mean(fit["requested"].predict_rows(rows).contains(run))
+    base = fit["baseline"].predict_rows(rows).length_s
+    assert acc.coverage == pytest.approx(
+        fit["rangeset"].predict_rows(rows).length_s[base > 0].sum() / base[base > 0].sum()
+    )
+    early = recent_runtime_accuracy(fit["rangeset"], fit["requested"], fit["baseline"], -1.0)
+    assert early.jobs == 0 and not early.better_than_requested

@@ -17,14 +17,15 @@ def jobs_with_requests(seed: int = 5):  # noqa: ANN201
     return jobs
 
 
-def test_the_level_ignores_the_test_part_and_comes_from_the_grid():
+def test_the_level_ignores_the_test_part_and_comes_from_the_grid_or_its_bisection():
     jobs = jobs_with_requests()
     a = DensityRangeSet().fit(build_context(jobs, PROCS, n_tune=N_TUNE))
     changed = jobs.sort_values("submit_time", kind="stable").reset_index(drop=True)
     changed.loc[changed.index >= N_TUNE, "run_time"] = 99999.0
     b = DensityRangeSet().fit(build_context(changed, PROCS, n_tune=N_TUNE))
     assert a.lam_ == b.lam_
-    assert np.isclose(np.log10(a.lam_), a.log_lam_grid).any()
+    steps = (np.log10(a.lam_) - a.log_lam_grid[0]) / (0.25 / 2**a.refine)
+    assert np.isclose(steps, np.round(steps))
     assert a.fitted_info()["dev_targets"] > 0
 
 
@@ -44,3 +45,11 @@ def test_a_lower_level_never_gives_shorter_ranges():
     high = DensityRangeSet(log_lam_grid=(-3.0,)).fit(ctx).predict_rows(rows).length_s
     low = DensityRangeSet(log_lam_grid=(-6.0,)).fit(ctx).predict_rows(rows).length_s
     assert (low >= high - 1e-9).all() and low.sum() > high.sum()
+
+
+def test_bisection_spends_the_allowed_coverage_on_the_tuning_part_and_no_more():
+    ctx = build_context(jobs_with_requests(seed=8), PROCS, n_tune=N_TUNE)
+    coarse = DensityRangeSet(refine=0, max_coverage=0.3).fit(ctx).fitted_info()
+    fine = DensityRangeSet(refine=4, max_coverage=0.3).fit(ctx).fitted_info()
+    assert coarse["dev_coverage"] <= fine["dev_coverage"] <= 0.3
+    assert fine["dev_success"] >= coarse["dev_success"]

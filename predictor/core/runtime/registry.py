@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from predictor.core.runtime.auto import AutoRuntime
 from predictor.core.runtime.density import DensityRangeSet
 from predictor.core.runtime.li import LiKnnPredictor
 from predictor.core.runtime.peers import BaselineRange, RequestedTime, TsafrirPredictor
@@ -26,6 +27,8 @@ FACTORIES: dict[str, Callable[[int | None], RuntimeMethod]] = {
     "requested": lambda seed: RequestedTime(),
     "quantile": lambda seed: QuantileGBRange(random_state=seed or 0),
     "density": lambda seed: DensityRangeSet(random_state=seed or 0),
+    # the one of the above this site's tuning part chose (predictor.core.runtime.choose)
+    "auto": lambda seed: AutoRuntime(random_state=seed or 0, make=make_method),
 }
 METHODS = tuple(FACTORIES)
 #: The reference every method's range length is compared with (seed: "relative length").

@@ -127,6 +127,17 @@ def run_method(
     return pred, timing
 
 
+def candidate_aae(pred: WaitPrediction, wait_s: np.ndarray) -> dict[str, float]:
+    """AAE of each inner candidate of a method that reports them (``auto``'s
+    ``extra["candidate_<name>_s"]``: the very fitted candidates it weighs, on the same
+    targets), so its table row can be read against them."""
+    out = {}
+    for key, values in pred.extra.items():
+        if key.startswith("candidate_") and key.endswith("_s"):
+            out[key[len("candidate_") : -2]] = wait_metrics.aae(np.asarray(values), wait_s)
+    return out
+
+
 def evaluate(
     ctx: WaitContext,
     selection: TargetSelection,
@@ -160,6 +171,9 @@ def evaluate(
             "interval": interval_block(pred.wait_s, wait, submit),
             **timing,
         }
+        inner = candidate_aae(pred, wait)
+        if inner:
+            results[name]["candidates_aae_s"] = inner
     if "apq" in preds and targets.size:
         apq_err = np.abs(preds["apq"].wait_s - wait)
         for name, pred in preds.items():

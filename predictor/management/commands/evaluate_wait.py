@@ -90,6 +90,7 @@ class Command(BaseCommand):
         self._class_table(evaluation.results)
         self._interval_table(evaluation.results)
         self._extras(evaluation.results)
+        self._candidates(evaluation.results)
         self.stdout.write(f"stored as evaluation run {run_id}")
 
     def _main_table(self, results: dict[str, Any]) -> None:
@@ -126,6 +127,21 @@ class Command(BaseCommand):
                 for v in r.get("interval", {}).values()
             ]
             self.stdout.write(f"{name:<8}" + "".join(cells))
+
+    def _candidates(self, results: dict[str, Any]) -> None:
+        """A weighing method against its own candidates on the same targets (AAE h; ratios
+        to the best candidate and to always-zero)."""
+        for name, r in results.items():
+            inner = r.get("candidates_aae_s")
+            if not inner:
+                continue
+            best = min(inner, key=inner.get)
+            cells = ", ".join(f"{k} {_h(v)}" for k, v in inner.items())
+            self.stdout.write(f"\n{name} candidates on the same targets (AAE h): {cells}")
+            line = f"{name} {_h(r['aae_s'])} h: {r['aae_s'] / inner[best]:.4f} x best ({best})"
+            if inner.get("zero"):
+                line += f", {r['aae_s'] / inner['zero']:.4f} x zero"
+            self.stdout.write(line)
 
     def _extras(self, results: dict[str, Any]) -> None:
         self.stdout.write("")

@@ -1,0 +1,79 @@
+"""``auto`` for runtimes: the method this site's tuning part chose, answering on its own.
+
+``fit`` runs :func:`predictor.core.runtime.choose.choose_runtime_method` (every candidate
+scored on the second half of the tuning part, the best success at coverage <= ``ceiling``
+kept), then fits the chosen method on the whole tuning part; ``predict`` is that method's.
+``fitted_info`` names the choice and the dev figures behind it, so every answer can say which
+method ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from predictor.core.runtime.base import Progress, RuntimeEstimator
+from predictor.core.runtime.choose import (
+    COVERAGE_CEILING,
+    RUNTIME_CANDIDATES,
+    Choice,
+    choose_runtime_method,
+)
+from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.targets import RuntimeTargets
+from predictor.core.runtime.types import RuntimePrediction
+
+
+class AutoRuntime(RuntimeEstimator):
+    """The registered runtime ``auto`` (module docstring).
+
+    Parameters
+    ----------
+    candidates : registry names to choose from; ceiling : coverage ceiling (share);
+    max_dev : dev jobs scored; random_state : passed to every candidate;
+    make : the registry's ``make_method`` (injected: this module does not import the registry).
+    """
+
+    name = "auto"
+
+    def __init__(
+        self,
+        candidates: Sequence[str] = RUNTIME_CANDIDATES,
+        ceiling: float = COVERAGE_CEILING,
+        max_dev: int = 3000,
+        random_state: int | None = 0,
+        make: Callable[[str, int | None], Any] | None = None,
+    ) -> None:
+        self.candidates = candidates
+        self.ceiling = ceiling
+        self.max_dev = max_dev
+        self.random_state = random_state
+        self.make = make
+
+    def _learn(self, history: RuntimeContext) -> None:
+        if self.make is None:
+            raise ValueError("auto needs make=registry.make_method to build its candidates")
+        self.choice_: Choice = choose_runtime_method(
+            history, self.make, self.candidates, ceiling=self.ceiling,
+            max_dev=self.max_dev, random_state=self.random_state,
+        )  # fmt: skip
+        self.model_ = self.make(self.choice_.name, self.random_state).fit(history)
+
+    def fitted_info(self) -> dict[str, Any]:
+        c = self.choice_
+        return {
+            "chosen": c.name,
+            "reason": c.reason,
+            "tuning_success": round(c.tuning_success, 4),
+            "tuning_coverage": round(c.tuning_coverage, 4),
+            "tuning_ece": round(c.tuning_ece, 4),
+            "dev_jobs": c.dev_jobs,
+            "dev_scores": {
+                k: {"success": round(v.success, 4), "coverage": round(v.coverage, 4)}
+                for k, v in c.scores.items()
+            },
+            "chosen_fitted": self.model_.fitted_info(),
+        }
+
+    def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        return self.model_._predict(targets, progress)
