@@ -2,8 +2,9 @@
 
 Over a fitted log (the trace or a site's history) at instant ``at_s``: the runtime method's
 success and coverage on the ``n`` jobs that most recently *ended* by ``at_s``, each predicted
-from what was known at its own arrival (``predict_rows``), next to the requested-time answer's
-(:mod:`predictor.core.accuracy` has the formulas and the "no better than" rules). The wait
+from what was known at its own arrival, next to the requested-time answer's
+(``predictor.core.runtime.recent``; :mod:`predictor.core.accuracy` has the formulas and the
+"no better than" rules). The wait
 side comes from the wait method's recent errors (``predictor.core.wait.recent``), seen here
 as a :class:`~predictor.core.accuracy.WaitAccuracy` with always-zero beside it.
 """
@@ -12,36 +13,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictor.core.accuracy import (
-    DEFAULT_RECENT,
-    RuntimeAccuracy,
-    WaitAccuracy,
-    recent_order,
-    recent_runtime_accuracy,
-)
+from predictor.core.accuracy import DEFAULT_RECENT, RuntimeAccuracy, WaitAccuracy
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.peers import BaselineRange, RequestedTime
+from predictor.core.runtime.recent import recent_runtime_accuracy
 from predictor.core.runtime.types import RuntimeMethod
 
 
 def runtime_accuracy_at(
     method: RuntimeMethod, ctx: RuntimeContext, at_s: float, n: int = DEFAULT_RECENT
 ) -> RuntimeAccuracy:
-    """``method``'s success and coverage on the last ``n`` jobs ended by ``at_s`` (and the
-    requested time's), each job predicted at its own arrival."""
-    idx = recent_order(ctx.known_end_s, at_s, n)
-    idx = idx[ctx.run_s[idx] > 0]
-    if idx.size == 0:
-        nan = float("nan")
-        return RuntimeAccuracy(0, nan, nan, nan, nan)
-    run = ctx.run_s[idx]
-    pred = method.predict_rows(idx)
-    req = RequestedTime().fit(ctx).predict_rows(idx)
-    base = BaselineRange().fit(ctx).predict_rows(idx).length_s
+    """``method``'s success and coverage on the last ``n`` jobs ended by ``at_s`` beside the
+    requested time's, each job predicted at its own arrival
+    (``predictor.core.runtime.recent``, with the requested and baseline peers of ``ctx``)."""
     return recent_runtime_accuracy(
-        pred.contains(run), pred.length_s, req.contains(run), req.length_s, base,
-        ctx.known_end_s[idx], at_s, n,
-    )  # fmt: skip
+        method, RequestedTime().fit(ctx), BaselineRange().fit(ctx), at_s, n
+    )
 
 
 def wait_accuracy(jobs: int, aae_s: float, mean_wait_s: float) -> WaitAccuracy:
