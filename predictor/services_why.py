@@ -60,7 +60,7 @@ def why_body(
         "sentence": reason_sentence(why, held_until_s),
         "predicted_start_s": why.wait_s,
         "procs": why.procs,
-        "free_procs": why.free_procs,
+        "free_procs": max(why.free_procs, 0),  # a log may overcommit its machine
         "jobs_ahead": _ahead(why),
         "sooner": {
             "best": _change(best, now, why.procs),
@@ -134,9 +134,10 @@ def reason_sentence(why: Why, held_until_s: float | None = None) -> str:
         return (f"It is held by the hold queue for {duration(held_until_s - why.now_s)}, "
                 "then submitted to the batch system.")  # fmt: skip
     if why.reason == "nothing":
-        return f"It starts at once: {_procs(why.free_procs)} are free and it fits."
+        return f"It starts at once: {_procs(max(why.free_procs, 0))} are free and it fits."
     if why.reason == "processors":
-        return (f"It waits for processors: it needs {why.procs} and {why.free_procs} are free. "
+        return (f"It waits for processors: it needs {why.procs} and {max(why.free_procs, 0)} "
+                "are free. "
                 "If every running job runs to its time limit, enough are free in "
                 f"{duration(wait)}; nobody queued is ahead of it in that.")  # fmt: skip
     return (f"It waits for the {_jobs(a.queued_procs.size)} queued ahead of it "
