@@ -51,13 +51,13 @@ def candidates_for(
     return live_candidate_sizes(request.procs, np.unique(used), snapshot.machine_procs)
 
 
-def mold(site, snapshot: Snapshot, request: JobRequest, sizes: np.ndarray) -> MoldingDecision:  # noqa: ANN001
+def mold(site, snapshot: Snapshot, request: JobRequest, sizes: np.ndarray) -> MoldingDecision:
     batch = RequestBatch.of([request.with_procs(int(s)) for s in sizes])
     pred = site_predict.predict_requests_for_site(site, snapshot, batch)
     return choose_size(request.procs, sizes, pred.wait_s, pred.runtimes)
 
 
-def runtime_points(site, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+def runtime_points(site, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
     """Point runtimes (rangeSet points) of the running and of the waiting jobs, one call."""
     running, waiting = snapshot.running, snapshot.waiting
     if len(running) + len(waiting) == 0:
@@ -80,7 +80,7 @@ def predicted_ends(snapshot: Snapshot, point: np.ndarray) -> np.ndarray:
 
 
 def decide(
-    site,  # noqa: ANN001
+    site,
     snapshot: Snapshot,
     request: JobRequest,
     *,

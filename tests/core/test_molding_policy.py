@@ -33,10 +33,10 @@ class FreeProcsPredictor:
         self.calls: list[tuple[float, float, list[int]]] = []
         self.warmed_at: float | None = None
 
-    def warm_up(self, engine, now):  # noqa: ANN001, ANN201
+    def warm_up(self, engine, now):
         self.warmed_at = now
 
-    def predict(self, engine, now, requests, ended):  # noqa: ANN001, ANN201
+    def predict(self, engine, now, requests, ended):
         free = engine.free + sum(engine.procs[j] for j in ended)
         self.calls.append((now, float(requests.submit_s[0]), requests.procs.tolist()))
         waits = np.where(requests.procs <= free, 0.0, 1000.0)
@@ -55,7 +55,7 @@ WARMUP = [(0, 100, 4, 150, 1), (1, 200, 8, 250, 1), (1000, 400, 6, 400, 2)]
 TARGET = (1010, 120, 8, 300, 1)
 
 
-def setup_for(rows, warmup=3):  # noqa: ANN001, ANN201
+def setup_for(rows, warmup=3):
     return prepare(log(rows), 10, tune_fraction=warmup / len(rows))
 
 

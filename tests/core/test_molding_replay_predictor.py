@@ -86,10 +86,10 @@ def random_log(n: int, seed: int = 3) -> pd.DataFrame:
     return out
 
 
-def run(frame, strategy: str = "delay", n_warmup: int = 90):  # noqa: ANN001, ANN201
+def run(frame, strategy: str = "delay", n_warmup: int = 90):
     setup = prepare(frame, 32, tune_fraction=n_warmup / len(frame))
 
-    def make(s):  # noqa: ANN001, ANN202
+    def make(s):
         return SimStatePredictor(s.requests, s.jobs.machine_procs, float(s.jobs.submit_s[0]))
 
     return evaluate(setup, [strategy], MoldingParams(), make)[strategy].outcome

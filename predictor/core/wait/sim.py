@@ -9,6 +9,8 @@ waits behind another candidate of the same batch.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
@@ -60,11 +62,11 @@ class SimulatedStart(WaitEstimator):
         if targets.rows is not None:
             waits = simulated_waits(ctx.jobs, targets.rows, ctx.machine_procs)
             return WaitPrediction(wait_s=np.maximum(np.asarray(waits, dtype=float), 0.0))
-        snapshot = targets.snapshot
+        snapshot = cast(Snapshot, targets.snapshot)  # rows is None: a snapshot's targets
         base = snapshot_frame(snapshot)
         out = np.zeros(len(targets))
         for k in range(len(targets)):
-            one = ActiveJobs(targets.requests.take([k]), np.full(1, np.inf), np.ones(1))
+            one = ActiveJobs(targets.requests.take(np.array([k])), np.full(1, np.inf), np.ones(1))
             frame = pd.concat([base, _frame(one, np.full(1, FAR_S), np.ones(1))])
             order = np.argsort(frame["submit_time"].to_numpy(), kind="stable")
             row = int(np.flatnonzero(order == len(base))[0])
