@@ -66,6 +66,7 @@ class SitePredictions:
 
 
 _MODELS: dict[int, SiteModel] = {}
+_OVERRIDES: dict[tuple[int, str], SiteModel] = {}  # a query's ``method``: (site, wait method)
 _LOCK = threading.Lock()
 
 
@@ -115,11 +116,14 @@ def _stale(model: SiteModel | None, rows: int) -> bool:
     return grown or time.time() - model.fitted_at > REFIT_AGE_S
 
 
-def site_model(site: Site) -> SiteModel:
-    """The site's fitted bundle (cached; refitted as the history grows)."""
+def site_model(site: Site, wait_method: str | None = None) -> SiteModel:
+    """The site's fitted bundle (cached; refitted as the history grows); ``wait_method``
+    names a wait method to answer with instead of the site's default (its own cache)."""
     rows = SiteHistory.objects.filter(site=site).count()
+    cache: dict[Any, SiteModel] = _MODELS if wait_method is None else _OVERRIDES
+    key = site.pk if wait_method is None else (site.pk, wait_method)
     with _LOCK:
-        model = _MODELS.get(site.pk)
+        model = cache.get(key)
     if not _stale(model, rows):
         return model  # type: ignore[return-value]
     frame = history_frame(site)
@@ -134,21 +138,24 @@ def site_model(site: Site) -> SiteModel:
     from predictor.core.bundle import fit_bundle
     from predictor.services_predict import service_methods
 
-    wait_method, runtime_method = service_methods()  # auto and the chosen runtime method
+    default_wait, runtime_method = service_methods()  # auto and the chosen runtime method
     bundle = fit_bundle(
-        frame, site.machine_procs, wait_method=wait_method, runtime_method=runtime_method
-    )
+        frame, site.machine_procs, wait_method=wait_method or default_wait,
+        runtime_method=runtime_method,
+    )  # fmt: skip
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
     model = SiteModel(bundle, rows, time.time(), pool, accuracy)
     with _LOCK:
-        _MODELS[site.pk] = model
+        cache[key] = model
     return model
 
 
-def predict_requests_at(site: Site, snapshot: Snapshot, batch: RequestBatch) -> SitePredictions:
+def predict_requests_at(
+    site: Site, snapshot: Snapshot, batch: RequestBatch, wait_method: str | None = None
+) -> SitePredictions:
     from predictor.core.bundle import predict_requests
 
-    model = site_model(site)
+    model = site_model(site, wait_method)
     snap = replace(snapshot, history=model.bundle.jobs)
     return SitePredictions(predict_requests(model.bundle, snap, batch))
 
@@ -172,8 +179,9 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
         raise WrongState("at is in the past; a live site predicts from now on", field="at")
     snap, _ = snapshot_now(site, current)
     request = request_for(site, data.get("user") or user.get_username(), data, at)
-    model = site_model(site)
-    answer = predict_requests_at(site, snap, RequestBatch.of([request])).answers[0]
+    method = data.get("method")  # None: the site's default (auto)
+    model = site_model(site, method)
+    answer = predict_requests_at(site, snap, RequestBatch.of([request]), method).answers[0]
     level = float(data.get("confidence", 0.9))
     low, high = interval_from_pool(np.array([answer.wait_s]), model.wait_scores, level)
     start = at + dt.timedelta(seconds=answer.wait_s)

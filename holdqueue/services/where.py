@@ -66,6 +66,7 @@ def trace_answer(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
         "user_id": -1, "requested_procs": data["procs"],
         "requested_time": float(data["time_limit_s"]), "at": float(trace.last_submit_s or 0.0),
         "queue_id": int(bundle.jobs["queue_id"].iloc[-1]), "confidence": data["confidence"],
+        **({"method": data["method"]} if data.get("method") else {}),
     }  # fmt: skip
     wait = services_predict.predict_wait(trace, query)
     runtime = services_predict.predict_runtime(trace, query)

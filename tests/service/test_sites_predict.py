@@ -166,3 +166,18 @@ def test_create_site_command_makes_a_simulated_site() -> None:
     with pytest.raises(CommandError, match="no such trace"):
         call_command("create_site", "x", "--backend", "simulated", "--trace", "nope")
     assert SiteJob.objects.count() == 0
+
+
+def test_predict_keeps_a_method_override_with_its_own_fitted_model() -> None:
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    url = f"/api/sites/{site.pk}/predict/"
+    default = client.post(url, {"procs": 8, "time_limit_s": 3600}, format="json")
+    median = client.post(url, {"procs": 8, "time_limit_s": 3600, "method": "median"}, format="json")
+    assert default.status_code == 200 and median.status_code == 200, median.data
+    assert median.data["method"]["wait"] == "median"
+    assert default.data["method"]["wait"] != "median"
+    assert site.pk in site_predict._MODELS and (site.pk, "median") in site_predict._OVERRIDES
+    bad = client.post(url, {"procs": 8, "time_limit_s": 60, "method": "magic"}, format="json")
+    assert bad.status_code == 400 and "method" in bad.data
+    site_predict._OVERRIDES.clear()
