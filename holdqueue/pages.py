@@ -14,10 +14,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
+from holdqueue import pages_where
 from holdqueue.models import Site, SiteJob
 from holdqueue.pages_decision import sentences_for
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live
+from holdqueue.services.predict import why_held
 from queuecast.errors import QueuecastError
 from queuecast.permissions import can_change
 
@@ -70,7 +72,8 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
     except QueuecastError as exc:
         raise Http404(exc.detail) from exc
     context = {"nav": "sites", "site": site, "job": job, **decision_view(job.decision or {}),
-               "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD}  # fmt: skip
+               "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD,
+               "why": why_held(site, job)}  # fmt: skip
     return render(request, "sites/job.html", context)
 
 
@@ -95,4 +98,5 @@ urlpatterns = [
     path("sites/<int:pk>/", site_detail, name="site-page"),
     path("sites/<int:pk>/jobs/<int:jid>/", job_detail, name="site-job-page"),
     path("sites/<int:pk>/holdqueue/", hold_queue, name="holdqueue-page"),
+    *pages_where.urlpatterns,
 ]

@@ -62,4 +62,6 @@ def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str
         "runtime": {**raw["runtime"], "method": raw["method"].get("runtime")},
         "time_limit_s": raw["time_limit_s"],
         "site_accuracy": raw.get("accuracy") or {},
+        "why": raw.get("why"),
+        "online": {"methods": raw["method"], "accuracy": raw.get("accuracy") or {}},
     }  # fmt: skip

@@ -13,6 +13,8 @@ from rest_framework import serializers
 from holdqueue.core.directives import allow_list_problem
 from holdqueue.models import Site, SiteJob
 from holdqueue.services.backends import max_timeout_s
+from predictor.core.wait.registry import FACTORIES as WAIT_FACTORIES
+from predictor.serializers_why import WhySerializer
 from queuecast.permissions import can_change
 from traces.models import Trace
 
@@ -231,6 +233,16 @@ class PredictSerializer(serializers.Serializer):
     user = serializers.CharField(max_length=150, required=False, allow_blank=True)
     at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     confidence = serializers.FloatField(min_value=0.5, max_value=0.99, default=0.9)
+    method = serializers.CharField(
+        required=False,
+        help_text="Answer with this wait method instead of the site's default (auto): "
+        + ", ".join(sorted(WAIT_FACTORIES)),
+    )
+
+    def validate_method(self, value: str) -> str:
+        if value not in WAIT_FACTORIES:
+            raise serializers.ValidationError(f"one of {', '.join(sorted(WAIT_FACTORIES))}")
+        return value
 
     def validate_procs(self, value: int) -> int:
         site = self.context.get("site")
@@ -392,3 +404,4 @@ class SitePredictAnswerSerializer(serializers.Serializer):
     response = SiteResponseSerializer()
     method = serializers.DictField(child=serializers.CharField(allow_null=True))
     accuracy = serializers.DictField()
+    why = WhySerializer(help_text="Why it waits and what single change starts it sooner.")

@@ -211,6 +211,10 @@ def present(
         "ranges": pages_rangeset.ranges_table(ranges, run_s),
         "chart": pages_rangeset.rangeset_chart(ranges, run_s, limit_s),
         "time_limit_s": limit_s,
+        "why": wait.get("why"),
+        "online": {"methods": wait.get("methods"), "accuracy": wait.get("accuracy")}
+        if wait.get("methods")
+        else None,
     }
 
 

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from predictor.core.runtime.registry import METHODS as RUNTIME_METHODS
 from predictor.serializers_common import JobQuerySerializer
 
 
 class RuntimeQuerySerializer(JobQuerySerializer):
     """A job whose runtime is asked for (see :class:`JobQuerySerializer`)."""
+
+    method = serializers.CharField(
+        required=False,
+        help_text="Answer with this runtime method instead of the one chosen for the trace: "
+        + ", ".join(RUNTIME_METHODS),
+    )
+
+    def validate_method(self, value: str) -> str:
+        if value not in RUNTIME_METHODS:
+            raise serializers.ValidationError(f"one of {', '.join(RUNTIME_METHODS)}")
+        return value
 
 
 class RangeSerializer(serializers.Serializer):
@@ -27,6 +39,11 @@ class RuntimeAnswerSerializer(serializers.Serializer):
     method = serializers.CharField(help_text="The runtime method that answered (rangeset).")
     support = serializers.IntegerField(help_text="Relevant history jobs behind the ranges.")
     at = serializers.FloatField()
+    methods = serializers.DictField(help_text="Both methods, and how the runtime one was chosen.")
+    accuracy = serializers.DictField(
+        help_text="The runtime method's success and coverage on the most recent ended jobs, "
+        "beside the requested time's."
+    )
 
 
 class ChainPointSerializer(serializers.Serializer):

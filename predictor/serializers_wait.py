@@ -9,12 +9,25 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from predictor.core.wait.registry import FACTORIES as WAIT_FACTORIES
 from predictor.models import EvaluationRun
 from predictor.serializers_common import JobQuerySerializer
+from predictor.serializers_why import WhySerializer
 
 
 class WaitQuerySerializer(JobQuerySerializer):
     """A job whose queue wait is asked for (see :class:`JobQuerySerializer`)."""
+
+    method = serializers.CharField(
+        required=False,
+        help_text="Answer with this wait method instead of the trace's default (auto): "
+        + ", ".join(sorted(WAIT_FACTORIES)),
+    )
+
+    def validate_method(self, value: str) -> str:
+        if value not in WAIT_FACTORIES:
+            raise serializers.ValidationError(f"one of {', '.join(sorted(WAIT_FACTORIES))}")
+        return value
 
     confidence = serializers.FloatField(
         min_value=0.5, max_value=0.99, required=False, default=0.9,
@@ -46,6 +59,13 @@ class WaitAnswerSerializer(serializers.Serializer):
     recent_aae_s = serializers.FloatField(
         allow_null=True, help_text="The method's AAE on those jobs, seconds."
     )
+    runtime_method = serializers.CharField(help_text="The runtime method of this trace.")
+    methods = serializers.DictField(help_text="Both methods, and how the runtime one was chosen.")
+    accuracy = serializers.DictField(
+        help_text="Both methods on the most recent jobs: wait AAE beside always-zero's, "
+        "runtime success and coverage beside the requested time's."
+    )
+    why = WhySerializer(help_text="Why it waits and what single change starts it sooner.")
     recent_mean_wait_s = serializers.FloatField(
         allow_null=True, help_text="Their mean wait (AAE / mean wait = 1 is answering 0)."
     )

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
+from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
 from predictor.core.bundle import FittedBundle, RequestAnswer, fit_bundle
 from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
@@ -22,6 +24,7 @@ from predictor.core.state.snapshot import Snapshot
 from predictor.core.wait.recent import RecentScorer
 from predictor.fitted_cache import FittedCache, store_key
 from predictor.fitted_store import default_store
+from predictor.services_why import why_body
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -30,20 +33,54 @@ from traces.services import swf_trace_for
 CACHE_SIZE = 4
 
 
-def fit_trace(trace: Trace) -> FittedBundle:
-    """The bundle of a stored trace (its first 20 % of jobs choose the settings)."""
+WAIT_METHOD = "auto"  # every answer's default: the online-weighted methods with safe fallbacks
+RUNTIME_METHOD = "choose"  # chosen per trace on its tuning part (success at a coverage ceiling)
+
+
+def service_methods() -> tuple[str, str]:
+    """The wait and runtime methods traces and sites answer with: ``auto`` and the runtime
+    method chosen on the tuning part, unless the settings ``QUEUECAST_SERVICE_WAIT_METHOD``
+    / ``QUEUECAST_SERVICE_RUNTIME_METHOD`` name others (the test suite's fast default)."""
+    return (
+        str(getattr(settings, "QUEUECAST_SERVICE_WAIT_METHOD", WAIT_METHOD)),
+        str(getattr(settings, "QUEUECAST_SERVICE_RUNTIME_METHOD", RUNTIME_METHOD)),
+    )
+
+
+def fit_trace(
+    trace: Trace, wait_method: str | None = None, runtime_method: str | None = None
+) -> FittedBundle:
+    """The bundle of a stored trace (its first 20 % of jobs choose the settings and the
+    runtime method), fitted once per trace version."""
+    default_wait, default_runtime = service_methods()
     swf = swf_trace_for(trace)
-    return fit_bundle(swf.jobs, int(trace.machine_procs or swf.machine_procs or 1))
+    return fit_bundle(
+        swf.jobs,
+        int(trace.machine_procs or swf.machine_procs or 1),
+        wait_method=wait_method or default_wait,
+        runtime_method=runtime_method or default_runtime,
+    )
 
 
 BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace, store=default_store)
+# A ``method`` override in a query: one small cache per (wait, runtime) pair asked for.
+OVERRIDES: dict[tuple[str, str], FittedCache[FittedBundle]] = {}
+OVERRIDE_CACHE_SIZE = 2
 
 
-def bundle_for(trace: Trace) -> FittedBundle:
-    """The trace's fitted bundle (fitted on first use, then cached)."""
+def bundle_for(trace: Trace, wait: str | None = None, runtime: str | None = None) -> FittedBundle:
+    """The trace's fitted bundle (fitted on first use, then cached); ``wait`` / ``runtime``
+    name a method to answer with instead of the trace's default choice."""
     if trace.status != Status.DONE:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")
-    return BUNDLES.get(trace)
+    default = service_methods()
+    key = (wait or default[0], runtime or default[1])
+    if key == default:
+        return BUNDLES.get(trace)
+    cache = OVERRIDES.setdefault(key, FittedCache(
+        OVERRIDE_CACHE_SIZE, lambda t: fit_trace(t, wait_method=key[0], runtime_method=key[1])
+    ))  # fmt: skip
+    return cache.get(trace)
 
 
 def predict_requests(
@@ -95,9 +132,11 @@ def request_of(bundle: FittedBundle, query: dict[str, Any]) -> JobRequest:
 def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
     """APQ's wait for a job submitted at ``query["at"]`` (the trace's state then, its
     history known then), with the QBETS bound."""
-    bundle = bundle_for(trace)
+    bundle = bundle_for(trace, wait=query.get("method"))
     request = request_of(bundle, query)
-    answer = predict_requests(bundle, bundle.snapshot(request.submit_s), [request])[0]
+    snapshot = bundle.snapshot(request.submit_s)
+    answer = predict_requests(bundle, snapshot, [request])[0]
+    stored = None if query.get("method") else trace  # stored row answers are the default's
     return {
         "wait_s": answer.wait_s,
         "method": answer.wait_method,
@@ -105,8 +144,57 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         "support": answer.wait_support,
         "qbets_upper_s": answer.wait_upper_s,
         "at": request.submit_s,
-        **trust(bundle, request.submit_s, answer.wait_s, query, trace),
+        **(confidence := trust(bundle, request.submit_s, answer.wait_s, query, stored)),
+        "runtime_method": bundle.runtime.name,
+        "methods": methods_body(bundle),
+        "accuracy": accuracy_body(bundle, request.submit_s, confidence),
+        "why": why_body(bundle.runtime, snapshot, request),
     }
+
+
+def methods_body(bundle: FittedBundle) -> dict[str, Any]:
+    """Both methods that answer and how the runtime one was chosen."""
+    choice = bundle.runtime_choice
+    return {
+        "wait": bundle.wait.name if bundle.wait is not None else None,
+        "runtime": bundle.runtime.name,
+        "runtime_reason": choice.reason if choice is not None else "asked for",
+        "runtime_tuning_success": _num(choice.tuning_success) if choice is not None else None,
+        "runtime_tuning_coverage": _num(choice.tuning_coverage) if choice is not None else None,
+    }
+
+
+def accuracy_body(
+    bundle: FittedBundle, at: float, recent: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Both methods' accuracy on the most recent jobs at ``at`` (``predictor.core.accuracy``):
+    the wait method's AAE beside always-zero's, the runtime method's success and coverage
+    beside the requested time's. NaN (nothing known yet) is null."""
+    body: dict[str, Any] = {}
+    if recent is not None:
+        wait = wait_accuracy(recent["recent_jobs"], _nan(recent["recent_aae_s"]),
+                             _nan(recent["recent_mean_wait_s"]))  # fmt: skip
+        body["wait"] = _clean(wait.as_dict())
+    ctx = bundle.runtime_ctx
+    key = int(np.count_nonzero(ctx.known_end_s <= at))  # the recent set moves as jobs end
+    cache = bundle.__dict__.setdefault("_runtime_accuracy", {})  # lives with the bundle
+    if key not in cache:
+        if len(cache) >= 64:
+            cache.pop(next(iter(cache)))
+        cache[key] = runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT)
+    body["runtime"] = _clean(cache[key].as_dict())
+    return body
+
+
+RUNTIME_RECENT = 100  # jobs: a density answer costs tens of ms, this stays under seconds
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_num(v) if isinstance(v, float) else v) for k, v in values.items()}
 
 
 def trust(
@@ -172,10 +260,16 @@ def _num(value: float) -> float | None:
 def predict_runtime(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
     """The runtime rangeSet of a job submitted at ``query["at"]`` (only what was known then);
     ``level`` says which history answered (the fallback when the tuple has none)."""
-    bundle = bundle_for(trace)
+    bundle = bundle_for(trace, runtime=query.get("method"))
     request = request_of(bundle, query)
     rs = bundle.runtime.predict(bundle.snapshot(request.submit_s), [request]).ranges[0]
-    return {**rangeset_body(rs), "method": bundle.runtime.name, "at": request.submit_s}
+    return {
+        **rangeset_body(rs),
+        "method": bundle.runtime.name,
+        "at": request.submit_s,
+        "methods": methods_body(bundle),
+        "accuracy": accuracy_body(bundle, request.submit_s),
+    }
 
 
 def rangeset_body(rs: RangeSet) -> dict[str, Any]:

@@ -7,7 +7,7 @@ Each definition says what the code computes, with the numbers the code uses; a t
 modules named in ``source``, that every registered wait and runtime method has an entry,
 and that every term a template links to exists. The entries live in
 :mod:`queuecast.glossary_methods`, :mod:`queuecast.glossary_measures` and
-:mod:`queuecast.glossary_runs`.
+:mod:`queuecast.glossary_runs` and :mod:`queuecast.glossary_service`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from queuecast.glossary_measures import TERMS as MEASURES
 from queuecast.glossary_methods import TERMS as METHODS
 from queuecast.glossary_runs import TERMS as RUNS
+from queuecast.glossary_service import TERMS as SERVICE
 from queuecast.glossary_term import GROUPS, Term
 
 __all__ = ["GROUPS", "TERMS", "Term", "by_group", "for_method", "get"]
@@ -22,7 +23,7 @@ __all__ = ["GROUPS", "TERMS", "Term", "by_group", "for_method", "get"]
 
 def _load() -> dict[str, Term]:
     out: dict[str, Term] = {}
-    for term in (*METHODS, *MEASURES, *RUNS):
+    for term in (*METHODS, *MEASURES, *RUNS, *SERVICE):
         if term.key in out:
             raise ValueError(f"glossary term {term.key!r} is defined twice")
         if term.group not in GROUPS:

@@ -29,16 +29,19 @@ from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.snapshot import request_for, snapshot_now
+from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
 from predictor.fitted_store import FittedStore, default_store
+from predictor.services_why import why_body
 
 if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle, RequestAnswer
 
 MIN_HISTORY = 50
+RUNTIME_RECENT = 100  # ended jobs behind the runtime method's recent accuracy
 CALIBRATION_JOBS = 60
 REFIT_GROWTH = 0.10
 REFIT_AGE_S = 3600.0
@@ -86,13 +89,17 @@ class _Models:
     def __init__(self, size: int) -> None:
         self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
 
-    def get(self, pk: int) -> _Held | None:
+    def __contains__(self, pk: Any) -> bool:
+        with self.lock:
+            return pk in self.items
+
+    def get(self, pk: Any) -> _Held | None:
         with self.lock:
             if pk in self.items:
                 self.items.move_to_end(pk)
             return self.items.get(pk)
 
-    def put(self, pk: int, held: _Held) -> None:
+    def put(self, pk: Any, held: _Held) -> None:
         with self.lock:
             self.items[pk] = held
             self.items.move_to_end(pk)
@@ -129,6 +136,7 @@ class _Flags:
 
 _MODELS = _Models(MODELS_KEPT)
 _REFITTING = _Flags()
+_OVERRIDES = _Models(MODELS_KEPT)  # a query's ``method``: (site, wait method)
 
 
 def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, Any]]:
@@ -146,7 +154,15 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         actual.append(float(row["wait_time"]))
         run_err.append(abs(answer.runtime.point_s - float(row["run_time"])))
     p, y = np.array(pred), np.array(actual)
+    wait = wait_accuracy(p.size, float(np.mean(np.abs(p - y))) if p.size else float("nan"),
+                         float(np.mean(y)) if p.size else float("nan"))  # fmt: skip
+    ended = bundle.runtime_ctx.end_s  # the history holds finished jobs only
+    runtime = runtime_accuracy_at(
+        bundle.runtime, bundle.runtime_ctx, float(ended.max(initial=0)), RUNTIME_RECENT
+    )
     accuracy = {
+        "wait": _finite(wait.as_dict()),
+        "runtime": _finite(runtime.as_dict()),
         "jobs": int(p.size),
         "wait_mae_s": float(np.mean(np.abs(p - y))) if p.size else None,
         "wait_median_abs_error_s": float(np.median(np.abs(p - y))) if p.size else None,
@@ -155,6 +171,11 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         "what was known at its arrival",
     }
     return scores(p, y), accuracy
+
+
+def _finite(values: dict[str, Any]) -> dict[str, Any]:
+    """NaN (nothing known yet) as null, for JSON."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in values.items()}
 
 
 def _stale(model: SiteModel | None, rows: int) -> bool:
@@ -169,7 +190,7 @@ def _ident(site: Site) -> str:
     return f"{site.pk}_{site.created_at.timestamp():.6f}" if site.created_at else str(site.pk)
 
 
-def _fit(site: Site) -> SiteModel:
+def _fit(site: Site, wait_method: str | None = None) -> SiteModel:
     rows = SiteHistory.objects.filter(site=site).count()
     frame = history_frame(site)
     frame = frame[(frame["wait_time"] >= 0) & (frame["run_time"] >= 0)].reset_index(drop=True)
@@ -181,8 +202,13 @@ def _fit(site: Site) -> SiteModel:
             field="history",
         )
     from predictor.core.bundle import fit_bundle
+    from predictor.services_predict import service_methods
 
-    bundle = fit_bundle(frame, site.machine_procs)
+    default_wait, runtime_method = service_methods()  # auto and the chosen runtime method
+    bundle = fit_bundle(
+        frame, site.machine_procs, wait_method=wait_method or default_wait,
+        runtime_method=runtime_method,
+    )  # fmt: skip
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
     return SiteModel(bundle, rows, time.time(), pool, accuracy)
 
@@ -228,10 +254,14 @@ def _spawn(work: Any) -> None:
     threading.Thread(target=work, name="refit-site", daemon=True).start()
 
 
-def site_model(site: Site) -> SiteModel:
+def site_model(site: Site, wait_method: str | None = None) -> SiteModel:
     """The site's fitted bundle: this process's copy, else the stored one, else fitted
     (once across processes). Its history is counted at most every ``CHECK_EVERY_S``; a
-    stale bundle keeps answering while it is refitted in the background."""
+    stale bundle keeps answering while it is refitted in the background. ``wait_method``
+    names a wait method to answer with instead of the site's default (the API's ``method``
+    override: fitted in this process, kept in its own bounded cache)."""
+    if wait_method is not None:
+        return _override_model(site, wait_method)
     store = default_store()
     held = _MODELS.get(site.pk)
     if held is not None and held.ident != _ident(site):
@@ -253,10 +283,23 @@ def site_model(site: Site) -> SiteModel:
     return held.model
 
 
-def predict_requests_at(site: Site, snapshot: Snapshot, batch: RequestBatch) -> SitePredictions:
+def _override_model(site: Site, wait_method: str) -> SiteModel:
+    key = (site.pk, wait_method)
+    held = _OVERRIDES.get(key)
+    rows = SiteHistory.objects.filter(site=site).count()
+    if held is not None and held.ident == _ident(site) and not _stale(held.model, rows):
+        return held.model
+    model = _fit(site, wait_method)
+    _OVERRIDES.put(key, _Held(model, _ident(site), time.monotonic()))
+    return model
+
+
+def predict_requests_at(
+    site: Site, snapshot: Snapshot, batch: RequestBatch, wait_method: str | None = None
+) -> SitePredictions:
     from predictor.core.bundle import predict_requests
 
-    model = site_model(site)
+    model = site_model(site, wait_method)
     snap = replace(snapshot, history=model.bundle.jobs)
     return SitePredictions(predict_requests(model.bundle, snap, batch))
 
@@ -280,8 +323,9 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
         raise WrongState("at is in the past; a live site predicts from now on", field="at")
     snap, _ = snapshot_now(site, current)
     request = request_for(site, data.get("user") or user.get_username(), data, at)
-    model = site_model(site)
-    answer = predict_requests_at(site, snap, RequestBatch.of([request])).answers[0]
+    method = data.get("method")  # None: the site's default (auto)
+    model = site_model(site, method)
+    answer = predict_requests_at(site, snap, RequestBatch.of([request]), method).answers[0]
     level = float(data.get("confidence", 0.9))
     low, high = interval_from_pool(np.array([answer.wait_s]), model.wait_scores, level)
     start = at + dt.timedelta(seconds=answer.wait_s)
@@ -313,6 +357,35 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "wait": answer.wait_method,
             "wait_predictor": answer.wait_predictor,
             "runtime": answer.runtime_method,
+            "runtime_reason": (
+                model.bundle.runtime_choice.reason
+                if model.bundle.runtime_choice is not None
+                else "asked for"
+            ),
         },
         "accuracy": model.accuracy,
+        "why": why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request),
     }
+
+
+def why_held(site: Site, job: Any) -> dict[str, Any] | None:
+    """The ``why`` block of a held job: it waits for its hold; released now, the live queue
+    would start it as the block says. None when the site cannot answer now (no history yet,
+    the batch system down): the job page then shows the decision alone."""
+    from holdqueue.models import SiteJob
+    from predictor.core.state.request import JobRequest
+    from queuecast.errors import QueuecastError
+
+    if job.state != SiteJob.HELD or job.release_at is None:
+        return None
+    current = bk.now()
+    try:
+        snap, _ = snapshot_now(site, current)
+        model = site_model(site)
+    except QueuecastError:
+        return None
+    now_s = bk.site_seconds(site, current)
+    request = JobRequest(user=bk.user_number(job.owner.get_username()), procs=job.procs_chosen,
+                         req_time_s=float(job.time_limit_s), submit_s=now_s)  # fmt: skip
+    return why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request,
+                    held_until_s=bk.site_seconds(site, job.release_at))  # fmt: skip

@@ -16,6 +16,7 @@ from functools import cached_property
 import pandas as pd
 
 from predictor.core.response import response_rangeset
+from predictor.core.runtime.choose import COVERAGE_CEILING, Choice, choose_runtime_method
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.history import build_context as runtime_context
 from predictor.core.runtime.params import RuntimeParams
@@ -37,6 +38,8 @@ class FittedBundle:
 
     wait : answers the wait point (APQ by default). bound : answers the upper bound (QBETS's
     0.95 bound by default; None for none). runtime : answers the rangeSet (the paper's).
+    runtime_choice : how the runtime method was chosen on the tuning part, when it was
+    (``runtime_method="choose"``, :func:`predictor.core.runtime.choose.choose_runtime_method`).
     """
 
     wait_ctx: WaitContext
@@ -45,6 +48,7 @@ class FittedBundle:
     bound: WaitMethod | None
     runtime: RuntimeMethod
     fit_s: float
+    runtime_choice: Choice | None = None
 
     @property
     def has_waits(self) -> bool:
@@ -83,7 +87,11 @@ def fit_bundle(
 ) -> FittedBundle:
     """Sweep the log once and fit the three methods (settings chosen on its first
     ``tune_fraction`` of jobs). ``jobs``: SWF columns, sorted by submit time. A log without
-    any known wait gets no wait methods (``has_waits`` is False)."""
+    any known wait gets no wait methods (``has_waits`` is False).
+
+    ``runtime_method="choose"`` picks the runtime method on the tuning part (best success at
+    a coverage ceiling, ``predictor.core.runtime.choose``); a tuning part too small to
+    choose on falls back to ``CHOOSE_FALLBACK``, and ``runtime_choice`` says so."""
     started = time.perf_counter()
     n_tune = int(tune_fraction * len(jobs))
     wait_ctx = WaitContext(jobs, compute_state(jobs), n_tune, int(machine_procs))
@@ -92,8 +100,31 @@ def fit_bundle(
     waits = bool((jobs["wait_time"] >= 0).any())
     wait = make_wait(wait_method, random_state).fit(wait_ctx) if waits else None
     bound = make_wait(bound_method, random_state).fit(wait_ctx) if waits and bound_method else None
+    choice = None
+    if runtime_method == "choose":
+        choice = choose_runtime(run_ctx, random_state)
+        runtime_method = choice.name
     runtime = make_runtime(runtime_method, random_state).fit(run_ctx)
-    return FittedBundle(wait_ctx, run_ctx, wait, bound, runtime, time.perf_counter() - started)
+    return FittedBundle(
+        wait_ctx, run_ctx, wait, bound, runtime, time.perf_counter() - started, choice
+    )
+
+
+CHOOSE_FALLBACK = "rangeset"
+
+
+def choose_runtime(ctx: RuntimeContext, random_state: int) -> Choice:
+    """The runtime method of best success at the coverage ceiling on ``ctx``'s tuning part,
+    or ``CHOOSE_FALLBACK`` with the reason when there are no dev jobs to choose on."""
+    try:
+        return choose_runtime_method(ctx, make_runtime, random_state=random_state)
+    except ValueError as exc:
+        nan = float("nan")
+        return Choice(
+            name=CHOOSE_FALLBACK, params={}, tuning_success=nan, tuning_coverage=nan,
+            tuning_ece=nan, ceiling=COVERAGE_CEILING, dev_jobs=0,
+            reason=f"{CHOOSE_FALLBACK}: nothing to choose on ({exc})",
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

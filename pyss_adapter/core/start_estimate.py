@@ -188,3 +188,18 @@ def _forward_easy(
     except _Known:
         pass
     return _target_start(engine, target) - now
+
+
+def forward_easy_wait(
+    now: float,
+    running: list[tuple[float, int]],
+    queue: list[tuple[int, float]],
+    target: int,
+    machine_procs: int,
+) -> float:
+    """The target's wait in the engine's EASY forward from ``now`` (see ``_forward_easy``).
+
+    Public for the why-it-waits explanations (``predictor.core.why.forward``), which ask the
+    same question of a live or trace snapshot with one request changed at a time.
+    """
+    return _forward_easy(now, running, queue, target, machine_procs)

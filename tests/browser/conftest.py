@@ -101,3 +101,11 @@ def _full_page(driver: Any, size: tuple[int, int], path: Path) -> None:
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(size[0], min(max(size[1], int(height) + 20), MAX_SHOT_HEIGHT))
     driver.save_screenshot(str(path))
+
+
+@pytest.fixture(autouse=True)
+def fast_service_methods(settings):  # noqa: ANN001, ANN201
+    """APQ and the seed's rangeSet answer here (the service's default pair, auto and the
+    chosen runtime method, costs a minute per fit: tests/service/test_method_choice.py)."""
+    settings.QUEUECAST_SERVICE_WAIT_METHOD = "apq"
+    settings.QUEUECAST_SERVICE_RUNTIME_METHOD = "rangeset"

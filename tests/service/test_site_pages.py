@@ -81,3 +81,13 @@ def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
     page = page_for(alice).get("/predict/", {"procs": 8, "time_limit": "1h", "user_id": -1,
                                              "confidence": 0.9}).content.decode()  # fmt: skip
     assert "pick either a live site or a trace" in page
+
+
+def test_held_job_page_says_it_waits_for_its_hold_and_what_releasing_it_now_gives(
+    site, alice, monkeypatch
+) -> None:
+    job = held_job(site, alice, monkeypatch)
+    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{job['id']}/").content.decode()
+    assert 'id="why"' in page and "It is held by the hold queue for" in page
+    assert "Released now instead, it would start" in page
+    assert 'href="/glossary/#why-it-waits"' in page

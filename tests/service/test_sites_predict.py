@@ -207,3 +207,18 @@ def test_a_stale_site_model_answers_while_another_process_refits(
         assert time.monotonic() - started < 1.0
     assert stale.history_rows == first.history_rows and refits == [None]
     assert site_predict._MODELS.get(site.pk).model is stale  # the refit gave way
+
+
+def test_predict_keeps_a_method_override_with_its_own_fitted_model() -> None:
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    url = f"/api/sites/{site.pk}/predict/"
+    default = client.post(url, {"procs": 8, "time_limit_s": 3600}, format="json")
+    median = client.post(url, {"procs": 8, "time_limit_s": 3600, "method": "median"}, format="json")
+    assert default.status_code == 200 and median.status_code == 200, median.data
+    assert median.data["method"]["wait"] == "median"
+    assert default.data["method"]["wait"] != "median"
+    assert site.pk in site_predict._MODELS and (site.pk, "median") in site_predict._OVERRIDES
+    bad = client.post(url, {"procs": 8, "time_limit_s": 60, "method": "magic"}, format="json")
+    assert bad.status_code == 400 and "method" in bad.data
+    site_predict._OVERRIDES.clear()

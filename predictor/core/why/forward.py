@@ -1,0 +1,60 @@
+"""EASY forward from a queue, with a request arriving last: the replay engine's own EASY.
+
+The same forward simulation as ``squeue --start`` estimates and the ``sim`` wait method
+(``pyss_adapter.core.start_estimate``): no further arrivals, every job runs for its
+estimate, the request joins the end of the queue. :func:`start_of` stops as soon as the
+request's start is known (cheap, for searching changes); :func:`plan` runs every queued job
+to its start (the predicted starts and ends of the jobs ahead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from predictor.core.why.queue import QueueState
+
+
+def start_of(state: QueueState, procs: int, estimate_s: float) -> float:
+    """Predicted start (absolute seconds) of a request of ``procs`` for ``estimate_s``."""
+    from pyss_adapter.core.start_estimate import forward_easy_wait
+
+    procs = int(min(max(procs, 1), state.machine_procs))
+    running = list(zip((state.now_s + state.remaining_s()).tolist(),
+                       state.running_procs.tolist(), strict=True))  # fmt: skip
+    queue = list(zip(state.queue_procs.tolist(), state.queue_estimate_s.tolist(), strict=True))
+    queue.append((procs, max(float(estimate_s), 1.0)))
+    return state.now_s + forward_easy_wait(
+        state.now_s, running, queue, len(queue) - 1, state.machine_procs
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Predicted starts (absolute seconds) of the queued jobs (Q,) and of the request."""
+
+    queue_start_s: np.ndarray
+    start_s: float
+
+
+def plan(state: QueueState, procs: int, estimate_s: float) -> Plan:
+    """Run EASY forward until every queued job and the request have started."""
+    from pyss_adapter.core.easy import EasyScheduler
+    from pyss_adapter.core.engine import Engine
+    from pyss_adapter.core.jobs import SimJobs
+
+    r = state.running_end_s.size
+    procs = int(min(max(procs, 1), state.machine_procs))
+    est = np.concatenate([state.remaining_s(), state.queue_estimate_s, [max(estimate_s, 1.0)]])
+    sizes = np.concatenate([state.running_procs, state.queue_procs, [procs]]).astype(np.int64)
+    n = est.size
+    jobs = SimJobs(
+        job_id=np.arange(n), submit_s=np.full(n, state.now_s), runtime_s=est, estimate_s=est,
+        n_procs=sizes, user_id=np.zeros(n, np.int64), machine_procs=state.machine_procs,
+        mode="forward",
+    )  # fmt: skip
+    engine = Engine.from_state(jobs, EasyScheduler(), state.now_s, r)
+    engine.run()
+    starts = np.asarray(engine.start_s, dtype=float)
+    return Plan(queue_start_s=starts[r:-1], start_s=float(starts[-1]))

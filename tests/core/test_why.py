@@ -1,0 +1,110 @@
+"""Why a request waits and what single change starts it sooner, on hand-built queues.
+
+Each case's answer is derived by hand from EASY's rules (pyss_adapter/core/easy.py): the head
+starts when it fits; a blocked head is reserved at the shadow time; a later job backfills if
+it fits now and ends by the shadow or fits the extra processors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictor.core.why.explain import explain
+from predictor.core.why.queue import QueueState, estimates
+from predictor.core.why.sooner import min_saving_s, sooner
+
+
+def state(running: list[tuple[float, int]], queued: list[tuple[int, float]], mp: int = 100):
+    """``running``: (expected end, procs); ``queued``: (procs, estimate), arrival order."""
+    return QueueState(
+        now_s=0.0,
+        machine_procs=mp,
+        running_end_s=np.array([e for e, _ in running], float),
+        running_procs=np.array([p for _, p in running], np.int64),
+        queue_procs=np.array([p for p, _ in queued], np.int64),
+        queue_estimate_s=np.array([e for _, e in queued], float),
+    )
+
+
+def test_request_behind_a_blocked_head_waits_for_the_jobs_ahead_and_fewer_procs_help():
+    # 80 run until 1 h (20 free). Head: 50 for 2 h, starts at 1 h, ends at 3 h. The request
+    # (64 for 1 h) cannot join the head at 1 h (50 free) so it starts at 3 h; alone it
+    # would start at 1 h. At 1 h 50 processors are free: 50 instead of 64 starts 2 h sooner.
+    s = state([(3600, 80)], [(50, 7200)])
+    why = explain(s, 64, 3600)
+    assert (why.reason, why.start_s, why.alone_start_s) == ("jobs_ahead", 10800, 3600)
+    assert why.ahead.queued_start_s.tolist() == [3600]
+    assert why.ahead.queued_end_s.tolist() == [10800]
+    assert why.ahead.running_procs.tolist() == [80]
+    change = sooner(s, why, 3600)
+    assert (change.fewer_procs.procs, change.fewer_procs.start_s) == (50, 3600)
+    assert change.fewer_procs.saved_s == 7200
+    assert change.shorter_limit is None  # 64 > 20 free: no limit starts it now
+    assert change.later_submission.delay_s == 10800
+    assert change.best is change.fewer_procs
+
+
+def test_a_limit_that_ends_before_the_heads_reservation_backfills_now():
+    # 60 run until 1 h 20 min (40 free); the head needs 80 (shadow 1 h 20 min, extra 20).
+    # The request, 30 for 3 h, fits the 40 free processors but not the extra 20 and ends
+    # after the shadow: it waits until the head ends (1 h 20 min + 1 h). With a limit of at
+    # most 1 h 20 min it ends by the shadow and backfills now.
+    s = state([(4800, 60)], [(80, 3600)])
+    why = explain(s, 30, 10800)
+    assert (why.reason, why.start_s, why.alone_start_s) == ("jobs_ahead", 8400, 0)
+    change = sooner(s, why, 10800)
+    assert change.shorter_limit.limit_s == 4800
+    assert (change.shorter_limit.start_s, change.shorter_limit.saved_s) == (0, 8400)
+    # 20 processors fit the extra: the largest smaller size that starts now too.
+    assert (change.fewer_procs.procs, change.fewer_procs.start_s) == (20, 0)
+
+
+def test_limit_is_floored_to_whole_minutes_so_it_still_fits():
+    s = state([(4830, 60)], [(80, 3600)])
+    why = explain(s, 30, 10800)
+    assert sooner(s, why, 10800).shorter_limit.limit_s == 4800
+
+
+def test_empty_queue_waits_for_processors_and_the_free_ones_start_it_now():
+    # 90 run until 1 h: 50 processors are there at 1 h; the 10 free ones start it at once.
+    s = state([(3600, 90)], [])
+    why = explain(s, 50, 3600)
+    assert (why.reason, why.start_s) == ("processors", 3600)
+    change = sooner(s, why, 3600)
+    assert (change.fewer_procs.procs, change.fewer_procs.start_s) == (10, 0)
+    assert change.shorter_limit is None
+
+
+def test_a_request_that_fits_starts_now_and_needs_no_change():
+    s = state([(3600, 10)], [])
+    why = explain(s, 50, 3600)
+    assert (why.reason, why.wait_s) == ("nothing", 0)
+    change = sooner(s, why, 3600)
+    assert change.best is None and change.later_submission is None
+
+
+def test_a_held_request_waits_for_its_hold():
+    s = state([(3600, 10)], [])
+    assert explain(s, 50, 3600, held_until_s=600).reason == "hold"
+
+
+def test_a_saving_under_the_threshold_is_not_a_change():
+    # 64 start at 10 h behind the head; with 63 the same: nothing smaller helps by 1 h.
+    s = state([(36000, 100)], [])
+    why = explain(s, 64, 3600)
+    assert why.reason == "processors"
+    assert sooner(s, why, 3600).fewer_procs is None
+    assert min_saving_s(36000) == 3600 and min_saving_s(10) == 60
+
+
+def test_running_job_past_its_estimate_is_expected_to_end_in_a_second():
+    s = state([(-50, 100)], [])
+    why = explain(s, 10, 60)
+    assert why.start_s == 1.0
+    assert why.ahead.running_end_s.tolist() == [1.0]
+
+
+@pytest.mark.parametrize("req, fallback, expected", [(3600, 10, 3600), (0, 700, 700), (-1, 0, 1)])
+def test_estimate_is_the_request_else_the_fallback(req, fallback, expected):
+    assert estimates(np.array([req]), np.array([fallback])).tolist() == [expected]
