@@ -2,7 +2,7 @@
 
 Reads the decision record stored with the job (``holdqueue.services.live``): ``molding`` (
 ``jobmolding.core.choice.MoldingDecision.as_dict``: the candidates with their predicted wait,
-runtime, response and score), ``delay`` (``holdqueue.core.delay.DelayDecision.as_dict``) and,
+runtime, response and score), ``delay`` (``jobmolding.core.delay.DelayDecision.as_dict``) and,
 for a job that arrived during a hold, ``hold``. The numbers are the record's; only the words
 are made here: "holding it 4 min 6 s would not save 30% of its 2 min 3 s response, so it was
 submitted now".

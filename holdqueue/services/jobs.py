@@ -28,7 +28,7 @@ from django.db.models import QuerySet
 
 from holdqueue.core.backends.base import BackendError, BackendUnavailable
 from holdqueue.core.directives import refused
-from holdqueue.core.holdqueue import shifted_release
+from jobmolding.core.hold import shifted_release
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.accounts import run_as

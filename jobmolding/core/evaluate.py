@@ -135,7 +135,12 @@ def run_strategy(
     policy = None
     if params.strategy != "baseline":
         policy = MoldingPolicy(
-            make_predictor(setup), params, setup.requests, setup.n_warmup, setup.max_limit_s
+            make_predictor(setup),
+            params,
+            setup.requests,
+            setup.n_warmup,
+            setup.max_limit_s,
+            setup.frame,
         )
     result = replay_jobs(setup.jobs, "easy", "requested", progress, policy=policy)
     outcome = outcome_of(result, setup.n_warmup)

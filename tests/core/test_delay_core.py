@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from holdqueue.core.delay import decide_delay, future_time
+from jobmolding.core.delay import decide_delay, future_time
 
 
 def test_future_time_is_the_earliest_predicted_completion() -> None:
