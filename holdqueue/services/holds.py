@@ -8,8 +8,8 @@ import datetime as dt
 
 from django.db.models import F
 
-from jobmolding.core.hold import release_times
 from holdqueue.models import Site, SiteJob
+from jobmolding.core.hold import release_times
 
 
 def open_hold(site: Site, when: dt.datetime) -> SiteJob | None:
