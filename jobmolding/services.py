@@ -44,7 +44,7 @@ class MoldingSettings:
     sigma: float = 1.0
     wait_method: str = "sim"
     runtime_method: str = "rangeset"
-    guard: float = 0.0
+    guard: float | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -77,8 +77,11 @@ class MoldingSettings:
                 f"got {self.runtime_method!r}",
                 field="runtime_method",
             )
-        if not (math.isfinite(self.guard) and 0.0 <= self.guard < 1.0):
-            raise InvalidInput(f"guard must be in [0, 1); got {self.guard}", field="guard")
+        if self.guard is not None and not (math.isfinite(self.guard) and 0 <= self.guard <= 1):
+            raise InvalidInput(
+                f"guard must be in [0, 1] or auto (chosen on the tuning part); got {self.guard}",
+                field="guard",
+            )
 
     def params(self) -> MoldingParams:
         return MoldingParams(

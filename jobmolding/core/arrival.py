@@ -12,7 +12,9 @@ object that answers on it (a bundle fitted on the simulated past, the site's bun
    prediction.
 2. Guard: a molded size is kept only when its predicted response beats the original's by
    more than ``guard`` (a share of the original's response); otherwise the original size.
-   The guard is a per-site setting, chosen on the tuning part (``jobmolding.core.guard``).
+   A hold must likewise gain more than ``max(threshold, guard)``; a guard of 1 never molds
+   nor holds. The guard is a per-site setting, chosen on the tuning part
+   (``jobmolding.core.guard``).
 3. Delay: the running jobs' predicted ends give the future time ``t``
    (``delay.future_time``); unless even a zero response at ``t`` fails the threshold, the
    snapshot is advanced to ``t`` by EASY with the predicted runtimes
@@ -64,8 +66,12 @@ class ArrivalRules:
     guard: float = 0.0
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.guard < 1.0:
-            raise ValueError(f"guard must be in [0, 1), got {self.guard}")
+        if not 0.0 <= self.guard <= 1.0:
+            raise ValueError(f"guard must be in [0, 1], got {self.guard}")
+
+    @property
+    def delay_threshold(self) -> float:
+        return max(self.threshold, self.guard)
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,7 @@ def decide_arrival(
     ends = predicted_ends(snapshot, _points(predictor, snapshot, snapshot.running))
     t = future_time(now_s, ends, rules.merge_fraction)
     later = None
-    if t is not None and t - now_s < (1.0 - rules.threshold) * now.chosen_response_s:
+    if t is not None and t - now_s < (1.0 - rules.delay_threshold) * now.chosen_response_s:
         future = advance(snapshot, t, ends, _points(predictor, snapshot, snapshot.waiting))
         later = mold_on(future, request.at(t), cands, predictor, rules.guard)
     # Without a second look (the delay alone fails the threshold), the verdict is judged
@@ -190,6 +196,6 @@ def decide_arrival(
         now.chosen_response_s,
         later.chosen_procs if later is not None else now.chosen_procs,
         later.chosen_response_s if later is not None else 0.0,
-        rules.threshold,
+        rules.delay_threshold,
     )
     return ArrivalDecision(now, verdict, later)

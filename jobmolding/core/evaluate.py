@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jobmolding.core.guard import choose_guard
 from jobmolding.core.metrics import RunOutcome, summarise
 from jobmolding.core.policy import STRATEGIES, MoldingParams, MoldingPolicy, ReplayPredictor
 from predictor.core.state.request import RequestBatch
@@ -57,6 +58,7 @@ class StrategyRun:
     cpu_seconds: float = 0.0
     predictions: int = 0
     decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    guard: dict[str, Any] | None = None
 
 
 def check_trace(frame: pd.DataFrame) -> None:
@@ -170,13 +172,30 @@ def evaluate(
     make_predictor: PredictorFactory,
     progress: Callable[[float], None] | None = None,
 ) -> dict[str, StrategyRun]:
-    """Every strategy in turn, progress split evenly between them."""
+    """Every strategy in turn, progress split evenly between them. With ``params.guard``
+    None, each acting strategy's guard is first chosen on the tuning part
+    (``guard.choose_guard``; those replays are counted in its CPU time)."""
     runs: dict[str, StrategyRun] = {}
     for k, name in enumerate(strategies):
         part = None
         if progress is not None:
             part = lambda f, k=k: progress((k + f) / len(strategies))  # noqa: E731
-        runs[name] = run_strategy(setup, replace(params, strategy=name), make_predictor, part)
+        p = replace(params, strategy=name)
+        choice = None
+        began_cpu = time.process_time()
+        if name != "baseline" and params.guard is None:
+            choice = choose_guard(
+                setup,
+                replace(p, guard=0.0),
+                lambda s, q: run_strategy(s, q, make_predictor).figures,
+            )
+            p = replace(p, guard=choice.guard)
+        elif params.guard is None:
+            p = replace(p, guard=0.0)
+        runs[name] = run_strategy(setup, p, make_predictor, part)
+        if choice is not None:
+            runs[name].guard = choice.as_dict()
+            runs[name].cpu_seconds = time.process_time() - began_cpu
     return runs
 
 
@@ -193,6 +212,10 @@ def report(runs: dict[str, StrategyRun], params: MoldingParams, extra: dict[str,
                 round(run.predictions / run.cpu_seconds, 1) if run.cpu_seconds else None
             ),
         }
+        if run.guard is not None:
+            out[name]["guard"] = run.guard
     settings = {k: v for k, v in asdict(params).items() if k != "strategy"}
+    if params.guard is None:
+        settings["guard"] = "chosen on the tuning part per strategy (see each strategy's guard)"
     out["params"] = {**settings, **extra}
     return out

@@ -51,7 +51,8 @@ STRATEGIES = ("baseline", "molding", "delay")
 
 @dataclass(frozen=True)
 class MoldingParams:
-    """Settings of a molding replay (defaults: the seed's; ``guard`` 0: no guard)."""
+    """Settings of a molding replay (defaults: the seed's; ``guard`` 0: no guard, None:
+    chosen on the tuning part, ``guard.choose_guard``)."""
 
     strategy: str = "molding"
     runtime_model: str = "paper"
@@ -59,7 +60,7 @@ class MoldingParams:
     grid_factor: float = 4.0
     threshold: float = 0.30
     merge_fraction: float = 0.05
-    guard: float = 0.0
+    guard: float | None = 0.0
     sigma: float = 1.0
     downey_a: float | None = None
     seed: int = 0
@@ -73,6 +74,8 @@ class MoldingParams:
             )
 
     def rules(self, delay: bool) -> ArrivalRules:
+        if self.guard is None:
+            raise ValueError("guard None means 'choose on the tuning part' (evaluate does)")
         return ArrivalRules(True, delay, self.threshold, self.merge_fraction, self.guard)
 
 
