@@ -24,7 +24,15 @@ def absolute_path(value: str) -> str:
     return value
 
 
-class SlurmConfigSerializer(serializers.Serializer):
+class AdviceConfigFields(serializers.Serializer):
+    """Advice settings any site may carry (``holdqueue.services.decide.advice_config``)."""
+
+    guard = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    speedup_sigma = serializers.FloatField(min_value=0.0, max_value=100.0, required=False)
+    speedup_a = serializers.FloatField(min_value=1.0, required=False, allow_null=True)
+
+
+class SlurmConfigSerializer(AdviceConfigFields):
     """A ``slurm`` site's ``config``, each value checked by range."""
 
     slurm_conf = serializers.CharField(max_length=4096, required=False)
@@ -71,7 +79,7 @@ class SlurmConfigSerializer(serializers.Serializer):
         return value
 
 
-class SimulatedConfigSerializer(serializers.Serializer):
+class SimulatedConfigSerializer(AdviceConfigFields):
     """A ``simulated`` site's ``config``: trace seconds per wall second, the share of its
     time limit a submitted job runs."""
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from holdqueue.services import predict as site_predict
-from jobmolding.core.arrival import ArrivalRules, Candidates, decide_arrival
-from jobmolding.core.candidates import live_candidate_sizes
+from jobmolding.core.arrival import ArrivalRules, decide_arrival
+from jobmolding.core.candidates import live_candidate_sizes, speedup_candidates
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 
@@ -29,6 +30,7 @@ class JobDecision:
     release_s: float
     delayed: bool
     record: dict[str, Any]
+    time_limit_s: float
 
 
 def candidates_for(
@@ -72,13 +74,28 @@ def decide(
 ) -> JobDecision:
     """The one arrival decision (``jobmolding.core.arrival.decide_arrival``) on the site."""
     sizes = candidates_for(request, snapshot, mold_job, candidates)
-    cands = Candidates.same_time(sizes, request.req_time_s)
-    rules = ArrivalRules(mold=mold_job, delay=allow_delay, guard=site_guard(site))
+    conf = advice_config(site)
+    cands = speedup_candidates(
+        request.procs, sizes, request.req_time_s, conf["limit_s"], conf["sigma"], conf["a"]
+    )
+    rules = ArrivalRules(mold=mold_job, delay=allow_delay, guard=conf["guard"])
     d = decide_arrival(snapshot, request, cands, SitePredictor(site), rules)
     release = d.release_s(snapshot.time_s)
-    return JobDecision(d.procs, release, d.delayed, d.record())
+    limit = float(cands.req_time_s[int(np.flatnonzero(cands.procs == d.procs)[0])])
+    record = {**d.record(), "speedup": {k: v for k, v in conf.items() if k != "limit_s"}}
+    return JobDecision(d.procs, release, d.delayed, record, limit)
 
 
-def site_guard(site) -> float:  # noqa: ANN001
-    """The site's guard (``config["guard"]``, chosen on its tuning part; 0: none)."""
-    return float((getattr(site, "config", None) or {}).get("guard", 0.0))
+def advice_config(site) -> dict[str, Any]:  # noqa: ANN001
+    """The site's advice settings (``config``): ``guard`` (chosen on its tuning part with
+    ``evaluate_molding --guard auto`` on its history; 0: none), Downey's ``speedup_sigma``
+    (1) and ``speedup_a`` (average parallelism; None: the job's own size), and the
+    longest time limit a molded job may ask for (the service's limit)."""
+    config = getattr(site, "config", None) or {}
+    return {
+        "model": "downey",
+        "guard": float(config.get("guard", 0.0)),
+        "sigma": float(config.get("speedup_sigma", 1.0)),
+        "a": config.get("speedup_a"),
+        "limit_s": float(getattr(settings, "QUEUECAST_MAX_TIME_LIMIT_S", 30 * 86400)),
+    }

@@ -127,7 +127,7 @@ def submit_job(
         script=script,
         procs_requested=int(data["procs"]),
         procs_chosen=plan.procs,
-        time_limit_s=int(data["time_limit_s"]),
+        time_limit_s=plan.time_limit_s,
         mold=bool(data.get("mold", True)),
         allow_delay=bool(data.get("allow_delay", True)),
         arrived_at=arrived,

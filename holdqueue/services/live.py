@@ -23,12 +23,14 @@ class Plan:
     release_at: dt.datetime | None
     head_id: int | None
     record: dict[str, Any]
+    time_limit_s: int
 
 
 def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.datetime) -> Plan:
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
-        return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None})
+        limit = int(data["time_limit_s"])
+        return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None}, limit)
     snap, _ = snapshot_now(site, arrived)
     request = request_for(site, user.get_username(), data, arrived)
     head = open_hold(site, arrived) if allow_delay else None
@@ -49,9 +51,10 @@ def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.
                 f"job {head.pk} is held (seed: the hold queue keeps the arrival spacing)",
             },
         }
-        return Plan(decision.procs, follower_release(head, arrived), head.pk, record)
+        release = follower_release(head, arrived)
+        return Plan(decision.procs, release, head.pk, record, int(decision.time_limit_s))
     release = bk.site_datetime(site, decision.release_s) if decision.delayed else None
-    return Plan(decision.procs, release, None, decision.record)
+    return Plan(decision.procs, release, None, decision.record, int(decision.time_limit_s))
 
 
 def site_status(site: Site) -> dict[str, Any]:

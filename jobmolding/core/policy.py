@@ -32,7 +32,7 @@ from jobmolding.core.arrival import (
     Candidates,
     decide_arrival,
 )
-from jobmolding.core.candidates import candidate_sizes
+from jobmolding.core.candidates import candidate_sizes, speedup_candidates
 from jobmolding.core.hold import HoldQueue
 from jobmolding.core.runtime_models import (
     RUNTIME_MODELS,
@@ -177,11 +177,14 @@ class MoldingPolicy:
             self.params.grid,
             self.params.grid_factor,
         )
-        estimates = np.array([self._estimate(j, engine, int(s)) for s in sizes])
         if paper:
+            estimates = np.array([self._estimate(j, engine, int(s)) for s in sizes])
             return Candidates(sizes, estimates, None)
-        factors = np.array([self._factor(j, int(s)) for s in sizes])
-        return Candidates(sizes, estimates, factors)
+        est0 = float(engine.jobs.estimate_s[j])
+        p = self.params
+        return speedup_candidates(
+            int(self.requests.procs[j]), sizes, est0, self.max_limit_s, p.sigma, p.downey_a
+        )
 
     def _factor(self, j: int, size: int) -> float:
         n0 = int(self.requests.procs[j])
