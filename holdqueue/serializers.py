@@ -214,6 +214,7 @@ class LiveJobSerializer(serializers.Serializer):
     backend_state = serializers.CharField()
     submitted_at = serializers.DateTimeField(allow_null=True)
     started_at = serializers.DateTimeField(allow_null=True)
+    predicted_start = serializers.DateTimeField(allow_null=True, required=False)
 
 
 class QueueSerializer(serializers.Serializer):
@@ -355,6 +356,11 @@ class SiteWaitSerializer(serializers.Serializer):
     high_s = serializers.FloatField(help_text="inf is sent as null: the interval is uncalibrated")
     confidence = serializers.FloatField()
     upper_bound_s = serializers.FloatField(allow_null=True)
+    history_s = serializers.FloatField(help_text="the estimate from the site's history")
+    queue_s = serializers.FloatField(
+        allow_null=True, help_text="EASY forward on the current queue with predicted runtimes"
+    )
+    rule = serializers.CharField(help_text="how point_s combines the two (docs/sites.md)")
 
 
 class SiteRuntimeSerializer(serializers.Serializer):

@@ -12,9 +12,13 @@ import numpy as np
 from holdqueue.core.backends.base import RUNNING, WAITING, BackendJob
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
+from holdqueue.services import predict as site_predict
 from holdqueue.services.decide import decide
+from holdqueue.services.errors import WrongState
 from holdqueue.services.holds import follower_release, open_hold
+from holdqueue.services.queue_start import queue_starts
 from holdqueue.services.snapshot import request_for, snapshot_now
+from predictor.core.state.snapshot import from_live
 
 
 @dataclass(frozen=True)
@@ -73,12 +77,39 @@ def site_status(site: Site) -> dict[str, Any]:
 
 
 def queue_body(site: Site) -> dict[str, Any]:
+    """The site's queue; each waiting job with a refreshed predicted start (``squeue
+    --start``'s question, answered by EASY forward with predicted runtimes) when the site
+    has a model."""
     jobs = bk.active_jobs(site)
     jobs.sort(key=lambda j: (j.state != RUNNING, j.submit_ts, j.backend_id))
+    starts = predicted_starts(site, jobs)
     return {
         "at": bk.now(),
         "machine_procs": site.machine_procs,
-        "jobs": [_job_body(j) for j in jobs],
+        "jobs": [{**_job_body(j), "predicted_start": starts.get(j.backend_id)} for j in jobs],
+    }
+
+
+def predicted_starts(site: Site, jobs: list[BackendJob]) -> dict[str, dt.datetime]:
+    """Predicted start of each waiting job (by backend id); empty without a site model."""
+    if not any(j.state == WAITING for j in jobs):
+        return {}
+    try:
+        model = site_predict.site_model(site)
+    except WrongState:
+        return {}
+    live = bk.live_jobs(site, jobs)
+    snap = from_live(
+        live,
+        bk.site_seconds(site, bk.now()),
+        model.bundle.jobs,
+        machine_procs=site.machine_procs,
+    )
+    starts, _ = queue_starts(model.bundle, snap)
+    backend_of = {lj.request.job_id: j.backend_id for lj, j in zip(live, jobs, strict=True)}
+    return {
+        backend_of[int(i)]: bk.site_datetime(site, float(s))
+        for i, s in zip(snap.waiting.requests.job_id, starts, strict=True)
     }
 
 
