@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
 from holdqueue.models import Site, SiteJob
-from holdqueue.pages_decision import sentences_for
+from holdqueue.pages_decision import sentences_for, start_check
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live
 from queuecast.errors import QueuecastError
@@ -65,7 +65,8 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
     except QueuecastError as exc:
         raise Http404(exc.detail) from exc
     context = {"nav": "sites", "site": site, "job": job, **decision_view(job.decision or {}),
-               "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD}  # fmt: skip
+               "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD,
+               "start_check": start_check(job)}  # fmt: skip
     return render(request, "sites/job.html", context)
 
 

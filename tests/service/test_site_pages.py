@@ -86,3 +86,24 @@ def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
     page = page_for(alice).get("/predict/", {"procs": 8, "time_limit": "1h", "user_id": -1,
                                              "confidence": 0.9}).content.decode()  # fmt: skip
     assert "pick either a live site or a trace" in page
+
+
+def test_a_started_job_page_shows_the_error_of_its_arrival_time_start_prediction(
+    site, alice, monkeypatch
+) -> None:
+    import datetime as dt
+
+    from holdqueue.models import SiteJob
+
+    FakePredictor(now_wait_s=120.0).install(monkeypatch)
+    body = {"procs": 8, "time_limit_s": 600, "command": "sleep 1", "allow_delay": False}
+    job = api_for(alice).post(f"/api/sites/{site.pk}/jobs/", body, format="json").data
+    row = SiteJob.objects.get(pk=job["id"])
+    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{row.pk}/").content.decode()
+    assert 'id="start-check"' not in page  # not started: nothing to compare yet
+    predicted_wait = [c for c in job["decision"]["molding"]["candidates"]
+                      if c["procs"] == row.procs_chosen][0]["wait_s"]  # fmt: skip
+    started = row.arrived_at + dt.timedelta(seconds=predicted_wait + 300)
+    SiteJob.objects.filter(pk=row.pk).update(started_at=started)
+    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{row.pk}/").content.decode()
+    assert 'id="start-check"' in page and "300 s later than predicted" in page
