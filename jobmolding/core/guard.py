@@ -12,6 +12,11 @@ far its predictions can be trusted there, so it is learnt, never set from test r
 3. keep the guards under which neither figure is worse than the plain replay's; among them
    the one with the lowest mean response (the smaller guard at a tie). Guard 1.0 always
    qualifies (it is the plain replay), so a site where the advice does not pay gets none.
+
+Holds are judged against molding alone: with the molding guard chosen as above, the hold
+threshold of :data:`THRESHOLDS` (1.0: never hold, i.e. molding alone) is the one with the
+lowest mean response among those no worse than molding alone on the tuning part
+(:func:`choose_hold`), so delay adds to molding or is switched off.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ if TYPE_CHECKING:
     from jobmolding.core.policy import MoldingParams
 
 GUARDS = (0.0, 0.1, 0.25, 0.5, 1.0)
+THRESHOLDS = (0.3, 0.5, 0.7, 1.0)
 
 
 @dataclass(frozen=True)
@@ -88,3 +94,34 @@ def choose_guard(
         if ok and fig["mean_response_s"] < best[0]:
             best = (fig["mean_response_s"], g)
     return GuardChoice(best[1], tried)
+
+
+def choose_hold(
+    setup: MoldingSetup,
+    params: MoldingParams,
+    run: Callable[[MoldingSetup, MoldingParams], Any],
+    molding: dict[str, float],
+    thresholds: tuple[float, ...] = THRESHOLDS,
+) -> dict[str, Any]:
+    """The hold threshold for ``params`` (strategy delay, its molding guard set) on the
+    tuning part: the lowest mean response among the thresholds no worse than ``molding``
+    (molding alone's tuning figures) in response and bounded slowdown; 1.0 is molding alone."""
+    tune = tuning_setup(setup)
+    tried, best = [], (float("inf"), 1.0)
+    for th in thresholds:
+        fig = molding if th >= 1.0 else run(tune, replace(params, threshold=th))
+        ok = (
+            fig["mean_response_s"] <= molding["mean_response_s"]
+            and fig["mean_bounded_slowdown"] <= molding["mean_bounded_slowdown"]
+        )
+        tried.append(
+            {
+                "threshold": th,
+                "mean_response_s": fig["mean_response_s"],
+                "mean_bounded_slowdown": fig["mean_bounded_slowdown"],
+                "never_worse_than_molding": bool(ok),
+            }
+        )
+        if ok and fig["mean_response_s"] < best[0]:
+            best = (fig["mean_response_s"], th)
+    return {"threshold": best[1], "chosen_on": "tuning part", "tried": tried}

@@ -8,7 +8,7 @@ import pytest
 
 from jobmolding.core.arrival import ArrivalRules, guarded
 from jobmolding.core.choice import choose_size
-from jobmolding.core.guard import GUARDS, choose_guard, tuning_setup
+from jobmolding.core.guard import GUARDS, choose_guard, choose_hold, tuning_setup
 from jobmolding.core.policy import MoldingParams
 from predictor.core.runtime.rangeset import RangeSet
 from tests.core.test_molding_policy import WARMUP, setup_for
@@ -62,3 +62,41 @@ def test_the_tuning_setup_is_the_warm_up_part_cut_out() -> None:
     tune = tuning_setup(setup)
     assert len(tune.jobs) == 6 and len(tune.requests) == 6 and len(tune.frame) == 6
     assert tune.jobs.submit_s.tolist() == setup.jobs.submit_s[:6].tolist()
+
+
+def test_holds_are_kept_only_where_they_beat_molding_alone_on_the_tuning_part() -> None:
+    setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
+    molding = {"mean_response_s": 80.0, "mean_bounded_slowdown": 4.0}
+    # 0.3 holds too often (worse than molding alone), 0.5 helps, 0.7 helps less
+    figures = {0.3: (90.0, 4.0), 0.5: (70.0, 3.9), 0.7: (75.0, 4.0)}
+    seen = []
+
+    def run(s, p):  # noqa: ANN001, ANN202
+        seen.append((p.strategy, p.guard, p.threshold))
+        r, b = figures[p.threshold]
+        return {"mean_response_s": r, "mean_bounded_slowdown": b}
+
+    params = MoldingParams(strategy="delay", guard=0.25)
+    hold = choose_hold(setup, params, run, molding)
+    assert hold["threshold"] == 0.5
+    assert [t["never_worse_than_molding"] for t in hold["tried"]] == [False, True, True, True]
+    assert seen == [("delay", 0.25, 0.3), ("delay", 0.25, 0.5), ("delay", 0.25, 0.7)]
+    # nothing beats molding alone: no holds (threshold 1)
+    figures.update({0.5: (81.0, 3.0), 0.7: (80.0, 4.1)})
+    assert choose_hold(setup, params, run, molding)["threshold"] == 1.0
+
+
+def test_evaluate_with_guard_auto_records_the_choices_per_strategy() -> None:
+    from jobmolding.core.evaluate import evaluate, report
+    from tests.core.test_molding_policy import FreeProcsPredictor
+
+    rows = [*WARMUP, *[(1010 + 5 * k, 100, 8 if k % 2 else 4, 300, 1 + k % 3) for k in range(9)]]
+    setup = setup_for(rows, warmup=6)
+    params = MoldingParams(runtime_model="downey", guard=None)
+    runs = evaluate(setup, ["baseline", "molding", "delay"], params, lambda s: FreeProcsPredictor())
+    out = report(runs, params, {})
+    assert "guard" not in out["baseline"]
+    assert out["molding"]["guard"]["guard"] in GUARDS
+    assert out["delay"]["guard"]["guard"] == out["molding"]["guard"]["guard"]
+    assert out["delay"]["guard"]["hold"]["threshold"] in (0.3, 0.5, 0.7, 1.0)
+    assert out["params"]["guard"].startswith("chosen on the tuning part")
