@@ -11,7 +11,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from holdqueue.services import decide as live_decide
@@ -20,24 +19,7 @@ from jobmolding.core import policy as replay_policy
 from jobmolding.core.evaluate import evaluate, prepare
 from jobmolding.core.policy import MoldingParams
 from predictor.core.runtime.rangeset import RangeSet
-from traces.core.swf import SWF_FIELDS
-
-LIMIT_S = 6000.0
-
-
-def small_log(n: int = 90, seed: int = 3) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    out = pd.DataFrame(-1, index=range(n), columns=list(SWF_FIELDS), dtype=np.int64)
-    run = rng.integers(50, 2000, n)
-    procs = rng.choice([1, 2, 4, 8, 16], n)
-    out["job_id"] = np.arange(1, n + 1)
-    out["submit_time"] = np.cumsum(rng.integers(10, 200, n))
-    out["wait_time"] = 0
-    out["run_time"] = run
-    out["allocated_procs"] = out["requested_procs"] = procs
-    out["requested_time"] = np.minimum(run * rng.integers(1, 4, n), LIMIT_S).astype(np.int64)
-    out["user_id"] = rng.integers(1, 5, n)
-    return out
+from tests.core.test_molding_replay_bundle import LIMIT_S, small_log
 
 
 class QueuePredictor:
