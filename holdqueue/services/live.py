@@ -55,8 +55,8 @@ def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.
                 f"job {head.pk} is held (seed: the hold queue keeps the arrival spacing)",
             },
         }
-        release = follower_release(head, arrived)
-        return Plan(decision.procs, release, head.pk, record, int(decision.time_limit_s))
+        after_head = follower_release(head, arrived)
+        return Plan(decision.procs, after_head, head.pk, record, int(decision.time_limit_s))
     release = bk.site_datetime(site, decision.release_s) if decision.delayed else None
     return Plan(decision.procs, release, None, decision.record, int(decision.time_limit_s))
 

@@ -45,7 +45,7 @@ def queue_starts(
     n_run, n_wait = len(run), len(wait)
     mine = np.zeros(0 if requests is None else len(requests))
     for k in range(mine.size):
-        one = requests.take([k])  # type: ignore[union-attr]
+        one = requests.take(np.array([k]))  # type: ignore[union-attr]
         run_k = np.array([float(requests_run_s[k])])  # type: ignore[index]
         s_k, _ = forward_starts(snapshot, ends, waiting_run, one, run_k)
         mine[k] = max(float(s_k[n_run + n_wait]), float(one.submit_s[0]))

@@ -39,7 +39,7 @@ from jobmolding.core.delay import (
 )
 from jobmolding.core.future import advance, predicted_ends
 from jobmolding.core.runtime_models import scaled_rangeset
-from jobmolding.core.score import RangeSetLike
+from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 
@@ -50,9 +50,9 @@ class ArrivalPredictor(Protocol):
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
-    ) -> tuple[np.ndarray, list[RangeSetLike]]: ...
+    ) -> tuple[np.ndarray, list[RangeSet]]: ...
 
-    def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSetLike]: ...
+    def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]: ...
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,8 @@ def mold_on(
     if cands.factors is not None:
         own = runtimes[int(np.flatnonzero(cands.procs == request.procs)[0])]
         runtimes = [scaled_rangeset(own, float(f)) for f in cands.factors]
-    return guarded(choose_size(request.procs, cands.procs, waits, runtimes), guard)
+    choice = choose_size(request.procs, cands.procs, waits, runtimes)  # type: ignore[arg-type]
+    return guarded(choice, guard)
 
 
 def _points(predictor: ArrivalPredictor, snapshot: Snapshot, jobs: Any) -> np.ndarray:

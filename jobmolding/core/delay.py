@@ -130,7 +130,7 @@ def decide_delay(
     """Delay iff ``(future - now) + predicted_future < (1 - threshold) * predicted_now``."""
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1], got {threshold}")
-    fields = dict(
+    fields: dict[str, Any] = dict(
         now_s=float(now_s),
         future_s=None if future_s is None else float(future_s),
         procs_now=int(procs_now),

@@ -159,7 +159,7 @@ class MoldingPolicy:
     def _decide(self, engine: Any, j: int, now: float, delay: bool) -> SubmitDecision | None:
         snapshot = snapshot_from_engine(engine, now, self.log)
         self.predictor.refresh(snapshot)
-        request = next(iter(self.requests.take([j])))
+        request = next(iter(self.requests.take(np.array([j]))))
         request = request.at(now)
         cands = self._candidates(j, engine)
         d = decide_arrival(snapshot, request, cands, self.predictor, self.params.rules(delay))

@@ -63,6 +63,8 @@ class SimulatedStart(WaitEstimator):
             waits = simulated_waits(ctx.jobs, targets.rows, ctx.machine_procs)
             return WaitPrediction(wait_s=np.maximum(np.asarray(waits, dtype=float), 0.0))
         snapshot = targets.snapshot
+        if snapshot is None:
+            raise ValueError("targets have neither log rows nor a snapshot")
         out = np.array([snapshot_wait(snapshot, targets.requests, k) for k in range(len(targets))])
         return WaitPrediction(wait_s=np.maximum(out, 0.0))
 
