@@ -16,7 +16,7 @@ from django.urls import path, reverse
 
 from holdqueue import pages_where
 from holdqueue.models import Site, SiteJob
-from holdqueue.pages_decision import sentences_for
+from holdqueue.pages_decision import sentences_for, start_check
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live
 from holdqueue.services.predict import why_held
@@ -73,7 +73,7 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
         raise Http404(exc.detail) from exc
     context = {"nav": "sites", "site": site, "job": job, **decision_view(job.decision or {}),
                "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD,
-               "why": why_held(site, job)}  # fmt: skip
+               "why": why_held(site, job), "start_check": start_check(job)}  # fmt: skip
     return render(request, "sites/job.html", context)
 
 

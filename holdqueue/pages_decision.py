@@ -2,7 +2,7 @@
 
 Reads the decision record stored with the job (``holdqueue.services.live``): ``molding`` (
 ``jobmolding.core.choice.MoldingDecision.as_dict``: the candidates with their predicted wait,
-runtime, response and score), ``delay`` (``holdqueue.core.delay.DelayDecision.as_dict``) and,
+runtime, response and score), ``delay`` (``jobmolding.core.delay.DelayDecision.as_dict``) and,
 for a job that arrived during a hold, ``hold``. The numbers are the record's; only the words
 are made here: "holding it 4 min 6 s would not save 30% of its 2 min 3 s response, so it was
 submitted now".
@@ -117,3 +117,23 @@ def sentences_for(job: Any) -> dict[str, str]:
             job.state == "held",
         ),
     }  # fmt: skip
+
+
+def start_check(job: Any) -> dict[str, Any] | None:
+    """Once the job has started: the start predicted at its arrival (arrival + the chosen
+    size's predicted wait; a held job: its release + the wait predicted for the release),
+    the actual start, and the error (actual - predicted, seconds)."""
+    decision = job.decision or {}
+    molding = decision.get("molding_at_release") or decision.get("molding")
+    if not job.started_at or not molding or not job.arrived_at:
+        return None
+    chosen = [c for c in molding.get("candidates", []) if c.get("procs") == job.procs_chosen]
+    if not chosen:
+        return None
+    base = (
+        job.release_at if decision.get("molding_at_release") and job.release_at else job.arrived_at
+    )
+    predicted = base + dt.timedelta(seconds=float(chosen[0]["wait_s"]))
+    error_s = (job.started_at - predicted).total_seconds()
+    return {"predicted": predicted, "actual": job.started_at, "error_s": error_s,
+            "late": error_s > 0}  # fmt: skip

@@ -30,7 +30,15 @@ def absolute_path(value: str) -> str:
     return value
 
 
-class SlurmConfigSerializer(serializers.Serializer):
+class AdviceConfigFields(serializers.Serializer):
+    """Advice settings any site may carry (``holdqueue.services.decide.advice_config``)."""
+
+    guard = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    speedup_sigma = serializers.FloatField(min_value=0.0, max_value=100.0, required=False)
+    speedup_a = serializers.FloatField(min_value=1.0, required=False, allow_null=True)
+
+
+class SlurmConfigSerializer(AdviceConfigFields):
     """A ``slurm`` site's ``config``, each value checked by range."""
 
     slurm_conf = serializers.CharField(max_length=4096, required=False)
@@ -77,7 +85,7 @@ class SlurmConfigSerializer(serializers.Serializer):
         return value
 
 
-class SimulatedConfigSerializer(serializers.Serializer):
+class SimulatedConfigSerializer(AdviceConfigFields):
     """A ``simulated`` site's ``config``: trace seconds per wall second, the share of its
     time limit a submitted job runs."""
 
@@ -216,6 +224,7 @@ class LiveJobSerializer(serializers.Serializer):
     backend_state = serializers.CharField()
     submitted_at = serializers.DateTimeField(allow_null=True)
     started_at = serializers.DateTimeField(allow_null=True)
+    predicted_start = serializers.DateTimeField(allow_null=True, required=False)
 
 
 class QueueSerializer(serializers.Serializer):
@@ -376,6 +385,11 @@ class SiteWaitSerializer(serializers.Serializer):
     high_s = serializers.FloatField(help_text="inf is sent as null: the interval is uncalibrated")
     confidence = serializers.FloatField()
     upper_bound_s = serializers.FloatField(allow_null=True)
+    history_s = serializers.FloatField(help_text="the estimate from the site's history")
+    queue_s = serializers.FloatField(
+        allow_null=True, help_text="EASY forward on the current queue with predicted runtimes"
+    )
+    rule = serializers.CharField(help_text="how point_s combines the two (docs/sites.md)")
 
 
 class SiteRuntimeSerializer(serializers.Serializer):

@@ -24,6 +24,7 @@ from queuecast.permissions import visible_to
 
 FIGURES = (
     "jobs",
+    "work_ratio",
     "mean_wait_s",
     "mean_response_s",
     "median_response_s",
@@ -86,11 +87,26 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     plots = result.get("plot_data") or {}
     return {
         "rows": rows,
+        "work_warnings": work_warnings(rows),
         "params": labels.param_rows(result.get("params") or {}),
         "grid": (result.get("params") or {}).get("grid", "none"),
         "tried": tried_view(result, names),
         "charts": {**class_charts(result, names), **plot_charts(plots)},
     }
+
+
+#: Beyond this change of the CPU work done, a gain may come from work that was not done.
+WORK_TOLERANCE = 0.10
+
+
+def work_warnings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The strategies whose work ratio (CPU work run over the log's) is off by more than
+    ``WORK_TOLERANCE``: their response figures are not for the same work."""
+    return [
+        {"strategy": r["strategy"], "work_ratio": r["work_ratio"]}
+        for r in rows
+        if r.get("work_ratio") is not None and abs(1.0 - r["work_ratio"]) > WORK_TOLERANCE
+    ]
 
 
 def tried_view(result: dict[str, Any], names: list[str]) -> dict[str, Any]:

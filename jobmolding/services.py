@@ -12,18 +12,25 @@ from django.db import transaction
 from jobmolding.core.evaluate import evaluate, parse_strategies, prepare, report
 from jobmolding.core.metrics import plot_data
 from jobmolding.core.policy import STRATEGIES, MoldingParams
-from jobmolding.core.replay_predictor import SimStatePredictor
+from jobmolding.core.replay_bundle import ReplayBundle
 from jobmolding.core.runtime_models import RUNTIME_MODELS
 from jobmolding.core.tried import candidates_tried
 from jobmolding.models import MoldingRun
 from jobmolding.plots import PLOTS, plot_png
+from predictor.core.runtime.registry import FACTORIES as RUNTIME_FACTORIES
 from queuecast.errors import ConflictError, InvalidInput, NotFoundError
 from queuecast.longrun import Claim, Status, enqueue, execute
 from traces.core.swf import SwfTrace
 from traces.models import Trace
 from traces.services import swf_trace_for
 
-PREDICTOR = "replay-native: simulated-queue projection (wait) + seed rangeSet (runtime)"
+#: What decides in a replay: the live service's arrival decision and bundle call.
+DECISION = "jobmolding.core.arrival.decide_arrival"
+RUNTIME_METHODS = tuple(RUNTIME_FACTORIES)
+PREDICT = "predictor.core.bundle.predict_requests on snapshot_from_engine snapshots"
+#: Wait methods a whole-trace replay can afford (seconds to minutes per log); the others
+#: (apq, qbets, ibl, gbm, auto) cost seconds per decision on a replay's growing history.
+REPLAY_WAIT_METHODS = ("sim", "median", "zero")
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,9 @@ class MoldingSettings:
     seed: int = 0
     tune_fraction: float = 0.2
     sigma: float = 1.0
+    wait_method: str = "sim"
+    runtime_method: str = "rangeset"
+    guard: float | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -54,9 +64,29 @@ class MoldingSettings:
             )
         if not (math.isfinite(self.sigma) and self.sigma > 0):
             raise InvalidInput(f"sigma must be > 0; got {self.sigma}", field="sigma")
+        if self.wait_method not in REPLAY_WAIT_METHODS:
+            raise InvalidInput(
+                f"wait_method must be one of {', '.join(REPLAY_WAIT_METHODS)} in a whole-trace "
+                f"replay (the others are too slow for one, docs/molding.md); "
+                f"got {self.wait_method!r}",
+                field="wait_method",
+            )
+        if self.runtime_method not in RUNTIME_METHODS:
+            raise InvalidInput(
+                f"runtime_method must be one of {', '.join(RUNTIME_METHODS)}; "
+                f"got {self.runtime_method!r}",
+                field="runtime_method",
+            )
+        if self.guard is not None and not (math.isfinite(self.guard) and 0 <= self.guard <= 1):
+            raise InvalidInput(
+                f"guard must be in [0, 1] or auto (chosen on the tuning part); got {self.guard}",
+                field="guard",
+            )
 
     def params(self) -> MoldingParams:
-        return MoldingParams(runtime_model=self.runtime_model, sigma=self.sigma, seed=self.seed)
+        return MoldingParams(
+            runtime_model=self.runtime_model, sigma=self.sigma, seed=self.seed, guard=self.guard
+        )
 
 
 def evaluate_swf(
@@ -70,8 +100,13 @@ def evaluate_swf(
     except ValueError as exc:
         raise InvalidInput(str(exc), field="trace") from exc
 
-    def make_predictor(s: Any) -> SimStatePredictor:
-        return SimStatePredictor(s.requests, s.jobs.machine_procs, float(s.jobs.submit_s[0]))
+    def make_predictor(s: Any) -> ReplayBundle:
+        return ReplayBundle(
+            s.jobs.machine_procs,
+            settings.wait_method,
+            settings.runtime_method,
+            random_state=settings.seed,
+        )
 
     runs = evaluate(setup, settings.strategies, settings.params(), make_predictor, progress)
     extra = {
@@ -81,7 +116,10 @@ def evaluate_swf(
         "tune_fraction": settings.tune_fraction,
         "machine_procs": int(setup.jobs.machine_procs),
         "max_limit_s": setup.max_limit_s,
-        "predictor": PREDICTOR,
+        "wait_method": settings.wait_method,
+        "runtime_method": settings.runtime_method,
+        "decision": DECISION,
+        "predict": PREDICT,
         "scheduler": "easy, requested times as estimates",
     }
     out = report(runs, settings.params(), extra)

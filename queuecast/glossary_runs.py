@@ -211,7 +211,7 @@ TERMS = (
         hold plus the later response beats submitting now by more than the threshold (30%).
         """,
         MOLD,
-        "holdqueue/core/delay.py",
+        "jobmolding/core/delay.py",
     ),
     Term(
         "delay-threshold",
@@ -224,7 +224,7 @@ TERMS = (
         arrive meanwhile.
         """,
         MOLD,
-        "holdqueue/core/delay.py",
+        "jobmolding/core/delay.py",
     ),
     Term(
         "hold-queue",
@@ -237,7 +237,7 @@ TERMS = (
         spacing they had at arrival. A job arriving after the release is judged afresh.
         """,
         MOLD,
-        "holdqueue/core/holdqueue.py",
+        "jobmolding/core/hold.py",
     ),
     Term(
         "strategy",

@@ -1,13 +1,10 @@
-"""Mold and (maybe) delay one job arriving at a live site, with the molding engineer's pure
-decisions (``jobmolding.core.choice.choose_size``, ``holdqueue.core.delay``) over the
-predictor's answers for the site's live snapshot (seed "End-to-End Predictions-Based
+"""Mold and (maybe) delay one job arriving at a live site: the one arrival decision
+(``jobmolding.core.arrival.decide_arrival``, which the molding replay also calls) over the
+site's bundle answering on the site's live snapshot (seed "End-to-End Predictions-Based
 Resource Management Framework for Supercomputer Jobs", Sections IV-A and IV-B).
 
-Candidates are predicted as tentative arrivals on the same snapshot; for the delay, the
-running jobs' ends are predicted (start + the point of their runtime rangeSet, capped by
-their time limit), the future time ``t`` is found, the snapshot is advanced to ``t`` by EASY
-with the predicted runtimes (``holdqueue.core.future``: the queued jobs take the processors
-the ended ones free) and every candidate is predicted again arriving at ``t``.
+Only the candidates' source is the site's own: the caller's list, else the user's past sizes
+at the site, else (a newcomer) the size grid around the original.
 """
 
 from __future__ import annotations
@@ -16,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
-from holdqueue.core.delay import decide_delay, future_time
-from holdqueue.core.future import advance
 from holdqueue.services import predict as site_predict
-from jobmolding.core.candidates import live_candidate_sizes
-from jobmolding.core.choice import MoldingDecision, choose_size
+from jobmolding.core.arrival import ArrivalRules, decide_arrival
+from jobmolding.core.candidates import live_candidate_sizes, speedup_candidates
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 
@@ -34,6 +30,7 @@ class JobDecision:
     release_s: float
     delayed: bool
     record: dict[str, Any]
+    time_limit_s: float
 
 
 def candidates_for(
@@ -51,36 +48,23 @@ def candidates_for(
     return live_candidate_sizes(request.procs, np.unique(used), snapshot.machine_procs)
 
 
-def mold(site, snapshot: Snapshot, request: JobRequest, sizes: np.ndarray) -> MoldingDecision:
-    batch = RequestBatch.of([request.with_procs(int(s)) for s in sizes])
-    pred = site_predict.predict_requests_for_site(site, snapshot, batch)
-    return choose_size(request.procs, sizes, pred.wait_s, pred.runtimes)
+@dataclass(frozen=True)
+class SitePredictor:
+    """The site's predictions as the arrival decision asks for them (one seam:
+    ``predict_requests_for_site``, the site's bundle on its live snapshot)."""
 
+    site: Any
 
-def runtime_points(site, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-    """Point runtimes (rangeSet points) of the running and of the waiting jobs, one call."""
-    running, waiting = snapshot.running, snapshot.waiting
-    if len(running) + len(waiting) == 0:
-        return np.zeros(0), np.zeros(0)
-    batch = running.requests.concat(waiting.requests)
-    pred = site_predict.predict_requests_for_site(site, snapshot, batch)
-    point = np.array([r.point_s for r in pred.runtimes], dtype=float)
-    return point[: len(running)], point[len(running) :]
+    def predict(self, snapshot: Snapshot, batch: RequestBatch) -> tuple[np.ndarray, list]:
+        pred = site_predict.predict_requests_for_site(self.site, snapshot, batch)
+        return pred.wait_s, pred.runtimes
 
-
-def predicted_ends(snapshot: Snapshot, point: np.ndarray) -> np.ndarray:
-    """Predicted end (site seconds) of each running job: start + min(point, time limit)."""
-    running = snapshot.running
-    limit = running.requests.req_time_s
-    run = np.where(limit > 0, np.minimum(point, limit), point)
-    ends = running.start_s + run
-    # A job already past its prediction is expected at its limit (or in a second).
-    overdue_end = np.where(limit > 0, running.start_s + limit, snapshot.time_s + 1.0)
-    return np.where(ends > snapshot.time_s, ends, np.maximum(overdue_end, snapshot.time_s + 1.0))
+    def runtimes(self, snapshot: Snapshot, batch: RequestBatch) -> list:
+        return site_predict.predict_requests_for_site(self.site, snapshot, batch).runtimes
 
 
 def decide(
-    site,
+    site,  # noqa: ANN001
     snapshot: Snapshot,
     request: JobRequest,
     *,
@@ -88,26 +72,30 @@ def decide(
     allow_delay: bool,
     candidates: list[int] | None = None,
 ) -> JobDecision:
+    """The one arrival decision (``jobmolding.core.arrival.decide_arrival``) on the site."""
     sizes = candidates_for(request, snapshot, mold_job, candidates)
-    now_choice = mold(site, snapshot, request, sizes)
-    record: dict[str, Any] = {"molding": now_choice.as_dict(), "delay": None}
-    if not allow_delay:
-        return JobDecision(now_choice.chosen_procs, snapshot.time_s, False, record)
-    running_run, waiting_run = runtime_points(site, snapshot)
-    ends = predicted_ends(snapshot, running_run)
-    t = future_time(snapshot.time_s, ends)
-    later = now_choice
-    if t is not None:  # the site at t: EASY forward with those runtimes (holdqueue.core.future)
-        later = mold(site, advance(snapshot, t, ends, waiting_run), request.at(t), sizes)
-    verdict = decide_delay(
-        snapshot.time_s,
-        t,
-        now_choice.chosen_procs,
-        now_choice.chosen_response_s,
-        later.chosen_procs,
-        later.chosen_response_s,
+    conf = advice_config(site)
+    cands = speedup_candidates(
+        request.procs, sizes, request.req_time_s, conf["limit_s"], conf["sigma"], conf["a"]
     )
-    record["delay"] = verdict.as_dict()
-    if verdict.delay:
-        record["molding_at_release"] = later.as_dict()
-    return JobDecision(verdict.procs, verdict.release_s, verdict.delay, record)
+    rules = ArrivalRules(mold=mold_job, delay=allow_delay, guard=conf["guard"])
+    d = decide_arrival(snapshot, request, cands, SitePredictor(site), rules)
+    release = d.release_s(snapshot.time_s)
+    limit = float(cands.req_time_s[int(np.flatnonzero(cands.procs == d.procs)[0])])
+    record = {**d.record(), "speedup": {k: v for k, v in conf.items() if k != "limit_s"}}
+    return JobDecision(d.procs, release, d.delayed, record, limit)
+
+
+def advice_config(site) -> dict[str, Any]:  # noqa: ANN001
+    """The site's advice settings (``config``): ``guard`` (chosen on its tuning part with
+    ``evaluate_molding --guard auto`` on its history; 0: none), Downey's ``speedup_sigma``
+    (1) and ``speedup_a`` (average parallelism; None: the job's own size), and the
+    longest time limit a molded job may ask for (the service's limit)."""
+    config = getattr(site, "config", None) or {}
+    return {
+        "model": "downey",
+        "guard": float(config.get("guard", 0.0)),
+        "sigma": float(config.get("speedup_sigma", 1.0)),
+        "a": config.get("speedup_a"),
+        "limit_s": float(getattr(settings, "QUEUECAST_MAX_TIME_LIMIT_S", 30 * 86400)),
+    }

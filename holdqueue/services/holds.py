@@ -1,6 +1,6 @@
 """The site's hold queue as rows: the head an arrival may queue behind, and its release time
 (seed "End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs",
-Section IV-B; the rules are ``holdqueue.core.holdqueue``'s)."""
+Section IV-B; the rules are ``jobmolding.core.hold``'s)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import datetime as dt
 
 from django.db.models import F
 
-from holdqueue.core.holdqueue import release_times
 from holdqueue.models import Site, SiteJob
+from jobmolding.core.hold import release_times
 
 
 def open_hold(site: Site, when: dt.datetime) -> SiteJob | None:

@@ -28,7 +28,6 @@ from django.db.models import QuerySet
 
 from holdqueue.core.backends.base import BackendError, BackendUnavailable
 from holdqueue.core.directives import refused
-from holdqueue.core.holdqueue import shifted_release
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.accounts import run_as
@@ -45,6 +44,7 @@ from holdqueue.services.eta import schedule_release
 from holdqueue.services.idempotency import body_hash, replayed
 from holdqueue.services.live import decide_for_arrival
 from holdqueue.services.outcomes import DOWN, attempt, mark_submitted, retry_or_fail
+from jobmolding.core.hold import shifted_release
 from queuecast.permissions import visible_to
 
 __all__ = ["mark_submitted", "schedule_release", "setting"]  # re-exported for older imports
@@ -128,7 +128,7 @@ def submit_job(
         script=script,
         procs_requested=int(data["procs"]),
         procs_chosen=plan.procs,
-        time_limit_s=int(data["time_limit_s"]),
+        time_limit_s=plan.time_limit_s,
         mold=bool(data.get("mold", True)),
         allow_delay=bool(data.get("allow_delay", True)),
         arrived_at=arrived,

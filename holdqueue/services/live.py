@@ -12,9 +12,13 @@ import numpy as np
 from holdqueue.core.backends.base import RUNNING, WAITING, BackendJob
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
+from holdqueue.services import predict as site_predict
 from holdqueue.services.decide import decide
+from holdqueue.services.errors import WrongState
 from holdqueue.services.holds import follower_release, open_hold
+from holdqueue.services.queue_start import queue_starts
 from holdqueue.services.snapshot import request_for, snapshot_now
+from predictor.core.state.snapshot import from_live
 
 
 @dataclass(frozen=True)
@@ -23,12 +27,14 @@ class Plan:
     release_at: dt.datetime | None
     head_id: int | None
     record: dict[str, Any]
+    time_limit_s: int
 
 
 def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.datetime) -> Plan:
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
-        return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None})
+        limit = int(data["time_limit_s"])
+        return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None}, limit)
     snap, _ = snapshot_now(site, arrived)
     request = request_for(site, user.get_username(), data, arrived)
     head = open_hold(site, arrived) if allow_delay else None
@@ -49,9 +55,10 @@ def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.
                 f"job {head.pk} is held (seed: the hold queue keeps the arrival spacing)",
             },
         }
-        return Plan(decision.procs, follower_release(head, arrived), head.pk, record)
+        after_head = follower_release(head, arrived)
+        return Plan(decision.procs, after_head, head.pk, record, int(decision.time_limit_s))
     release = bk.site_datetime(site, decision.release_s) if decision.delayed else None
-    return Plan(decision.procs, release, None, decision.record)
+    return Plan(decision.procs, release, None, decision.record, int(decision.time_limit_s))
 
 
 def site_status(site: Site) -> dict[str, Any]:
@@ -75,6 +82,7 @@ def queue_body(site: Site, viewer: Any) -> dict[str, Any]:
     anyone else (the API and the pages show the same, one rule)."""
     jobs = bk.active_jobs(site)
     jobs.sort(key=lambda j: (j.state != RUNNING, j.submit_ts, j.backend_id))
+    starts = predicted_starts(site, jobs)
     own = set(
         SiteJob.objects.filter(
             site=site, owner=viewer, tag__in=[j.tag for j in jobs if j.tag]
@@ -84,8 +92,35 @@ def queue_body(site: Site, viewer: Any) -> dict[str, Any]:
         "at": bk.now(),
         "machine_procs": site.machine_procs,
         "jobs": [
-            _job_body(j, mine=bool(j.tag) and j.tag in own, staff=viewer.is_staff) for j in jobs
-        ],  # fmt: skip
+            {
+                **_job_body(j, mine=bool(j.tag) and j.tag in own, staff=viewer.is_staff),
+                "predicted_start": starts.get(j.backend_id),
+            }
+            for j in jobs
+        ],
+    }
+
+
+def predicted_starts(site: Site, jobs: list[BackendJob]) -> dict[str, dt.datetime]:
+    """Predicted start of each waiting job (by backend id); empty without a site model."""
+    if not any(j.state == WAITING for j in jobs):
+        return {}
+    try:
+        model = site_predict.site_model(site)
+    except WrongState:
+        return {}
+    live = bk.live_jobs(site, jobs)
+    snap = from_live(
+        live,
+        bk.site_seconds(site, bk.now()),
+        model.bundle.jobs,
+        machine_procs=site.machine_procs,
+    )
+    starts, _ = queue_starts(model.bundle, snap)
+    backend_of = {lj.request.job_id: j.backend_id for lj, j in zip(live, jobs, strict=True)}
+    return {
+        backend_of[int(i)]: bk.site_datetime(site, float(s))
+        for i, s in zip(snap.waiting.requests.job_id, starts, strict=True)
     }
 
 

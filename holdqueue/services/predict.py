@@ -28,8 +28,12 @@ from holdqueue.models import Site, SiteHistory
 from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
+from holdqueue.services.queue_start import queue_starts
 from holdqueue.services.snapshot import request_for, snapshot_now
+from jobmolding.core.future import headline_start_s
 from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
+from predictor.core.bundle import RequestAnswer
+from predictor.core.response import response_rangeset
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
@@ -38,7 +42,7 @@ from predictor.fitted_store import FittedStore, default_store
 from predictor.services_why import why_body
 
 if TYPE_CHECKING:
-    from predictor.core.bundle import FittedBundle, RequestAnswer
+    from predictor.core.bundle import FittedBundle
 
 MIN_HISTORY = 50
 RUNTIME_RECENT = 100  # ended jobs behind the runtime method's recent accuracy
@@ -72,6 +76,14 @@ class SitePredictions:
     @property
     def runtimes(self) -> list[RangeSet]:
         return [a.runtime for a in self.answers]
+
+
+@dataclass(frozen=True)
+class QueueAnswer(RequestAnswer):
+    """A live answer: ``wait_s`` is the headline; the two figures it comes from beside it."""
+
+    history_wait_s: float = 0.0
+    queue_wait_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -301,7 +313,31 @@ def predict_requests_at(
 
     model = site_model(site, wait_method)
     snap = replace(snapshot, history=model.bundle.jobs)
-    return SitePredictions(predict_requests(model.bundle, snap, batch))
+    return SitePredictions(with_queue(model, snapshot, predict_requests(model.bundle, snap, batch)))
+
+
+def with_queue(model: SiteModel, snapshot: Snapshot, answers: list[RequestAnswer]) -> list:
+    """Each new request's answer with its queue-based start and the headline wait (the later
+    of the history estimate and the queue-based start: ``jobmolding.core.future
+    .headline_start_s``, docs/sites.md). Jobs already queued or running (submitted before the
+    snapshot) keep the history answer: only their runtimes are asked for."""
+    new = [k for k, a in enumerate(answers) if a.request.submit_s >= snapshot.time_s - 1.0]
+    if not new:
+        return answers
+    batch = RequestBatch.of([answers[k].request for k in new])
+    points = np.array([answers[k].runtime.point_s for k in new])
+    _, starts = queue_starts(model.bundle, snapshot, batch, points)
+    out = list(answers)
+    for k, start in zip(new, starts, strict=True):
+        a = answers[k]
+        queue_wait = max(float(start) - a.request.submit_s, 0.0)
+        wait = headline_start_s(a.wait_s, queue_wait)
+        out[k] = QueueAnswer(
+            **{**vars(a), "wait_s": wait, "response": response_rangeset(a.runtime, wait)},
+            history_wait_s=a.wait_s,
+            queue_wait_s=queue_wait,
+        )
+    return out
 
 
 # The name the decision module calls (one seam, easy to stub in tests).
@@ -341,6 +377,9 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
         "predicted_end_s": answer.wait_s + answer.runtime.point_s,
         "wait": {
             "point_s": answer.wait_s,
+            "history_s": getattr(answer, "history_wait_s", answer.wait_s),
+            "queue_s": getattr(answer, "queue_wait_s", None),
+            "rule": "the later of the history estimate and the queue-based start",
             "low_s": float(low[0]),
             "high_s": float(high[0]),
             "confidence": level,

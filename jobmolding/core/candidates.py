@@ -19,6 +19,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from jobmolding.core.arrival import Candidates
+from jobmolding.core.runtime_models import downey_factor
+
 GRIDS = ("none", "pow2", "range")
 
 
@@ -81,3 +84,24 @@ def live_candidate_sizes(
     powers of two within a factor 4 of the original, its half and double), so that "let
     Queuecast choose the size" has sizes to choose among. Sorted, original included."""
     return candidate_sizes(original_procs, used_procs, machine_procs, grid=NEWCOMER_GRID)
+
+
+def speedup_candidates(
+    original_procs: int,
+    sizes: np.ndarray,
+    req_time_s: float,
+    limit_s: float,
+    sigma: float,
+    a: float | None = None,
+) -> Candidates:
+    """Work-conserving candidates: at size n the job runs ``S(n0) / S(n)`` times its time at
+    ``n0`` (Downey's speed-up, ``runtime_models.downey_factor``, average parallelism ``a``,
+    default n0), and asks for its time limit times the same factor, capped at ``limit_s``
+    (never below the original request). The decision scales the job's own predicted
+    runtime by the same factors."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    factors = np.array([downey_factor(original_procs, int(s), a, sigma) for s in sizes])
+    cap = max(float(limit_s), float(req_time_s))
+    times = np.minimum(float(req_time_s) * factors, cap)
+    times[sizes == original_procs] = float(req_time_s)
+    return Candidates(sizes, times, factors)

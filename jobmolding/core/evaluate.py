@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jobmolding.core.guard import GuardChoice, choose_guard, choose_hold
 from jobmolding.core.metrics import RunOutcome, summarise
 from jobmolding.core.policy import STRATEGIES, MoldingParams, MoldingPolicy, ReplayPredictor
 from predictor.core.state.request import RequestBatch
@@ -57,6 +58,7 @@ class StrategyRun:
     cpu_seconds: float = 0.0
     predictions: int = 0
     decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    guard: dict[str, Any] | None = None
 
 
 def check_trace(frame: pd.DataFrame) -> None:
@@ -135,7 +137,12 @@ def run_strategy(
     policy = None
     if params.strategy != "baseline":
         policy = MoldingPolicy(
-            make_predictor(setup), params, setup.requests, setup.n_warmup, setup.max_limit_s
+            make_predictor(setup),
+            params,
+            setup.requests,
+            setup.n_warmup,
+            setup.max_limit_s,
+            setup.frame,
         )
     result = replay_jobs(setup.jobs, "easy", "requested", progress, policy=policy)
     outcome = outcome_of(result, setup.n_warmup)
@@ -165,14 +172,53 @@ def evaluate(
     make_predictor: PredictorFactory,
     progress: Callable[[float], None] | None = None,
 ) -> dict[str, StrategyRun]:
-    """Every strategy in turn, progress split evenly between them."""
+    """Every strategy in turn, progress split evenly between them. With ``params.guard``
+    None, each acting strategy's guard is first chosen on the tuning part
+    (``guard.choose_guard``; those replays are counted in its CPU time)."""
     runs: dict[str, StrategyRun] = {}
+    tuned: dict[str, GuardChoice] = {}
     for k, name in enumerate(strategies):
         part = None
         if progress is not None:
             part = lambda f, k=k: progress((k + f) / len(strategies))  # noqa: E731
-        runs[name] = run_strategy(setup, replace(params, strategy=name), make_predictor, part)
+        began_cpu = time.process_time()
+        p, chosen = _tuned_params(setup, replace(params, strategy=name), make_predictor, tuned)
+        runs[name] = run_strategy(setup, p, make_predictor, part)
+        if chosen is not None:
+            runs[name].guard = chosen
+            runs[name].cpu_seconds = time.process_time() - began_cpu
     return runs
+
+
+def _tuned_params(
+    setup: MoldingSetup,
+    p: MoldingParams,
+    make_predictor: PredictorFactory,
+    tuned: dict[str, GuardChoice],
+) -> tuple[MoldingParams, dict[str, Any] | None]:
+    """``p`` with its guard (and, for delay, its hold threshold) chosen on the tuning part
+    when ``p.guard`` is None; the choice's record. ``tuned`` keeps molding's choice."""
+    if p.guard is not None:
+        return p, None
+    if p.strategy == "baseline":
+        return replace(p, guard=0.0), None
+
+    def figures(s: MoldingSetup, q: MoldingParams) -> dict[str, Any]:
+        return run_strategy(s, q, make_predictor).figures
+
+    if "molding" not in tuned:
+        mold = replace(p, strategy="molding", guard=0.0)
+        tuned["molding"] = choose_guard(setup, mold, figures)
+    choice = tuned["molding"]
+    p = replace(p, guard=choice.guard)
+    if p.strategy == "molding":
+        return p, choice.as_dict()
+    if choice.guard >= 1.0:  # no molding pays: no hold either
+        never = {"threshold": 1.0, "chosen_on": "tuning part", "tried": []}
+        return replace(p, threshold=1.0), {**choice.as_dict(), "hold": never}
+    at = [t for t in choice.tried if t["guard"] == choice.guard][0]
+    hold = choose_hold(setup, p, figures, at)
+    return replace(p, threshold=hold["threshold"]), {**choice.as_dict(), "hold": hold}
 
 
 def report(runs: dict[str, StrategyRun], params: MoldingParams, extra: dict[str, Any]) -> dict:
@@ -188,6 +234,10 @@ def report(runs: dict[str, StrategyRun], params: MoldingParams, extra: dict[str,
                 round(run.predictions / run.cpu_seconds, 1) if run.cpu_seconds else None
             ),
         }
+        if run.guard is not None:
+            out[name]["guard"] = run.guard
     settings = {k: v for k, v in asdict(params).items() if k != "strategy"}
+    if params.guard is None:
+        settings["guard"] = "chosen on the tuning part per strategy (see each strategy's guard)"
     out["params"] = {**settings, **extra}
     return out

@@ -8,7 +8,7 @@ Supercomputer Jobs", Section V-C, job molding evaluation)
     does); a larger size keeps the original estimate. Actual runtime: a roulette-wheel
     draw among the user's past runtimes at the new size (each past job one slot, so a value
     seen twice is twice as likely), from an injected random generator.
-``downey``
+``downey`` (work-conserving: the job's own runtime, scaled)
     Downey's speedup model ("A model for speedup of parallel programs", 1997), as used in
     Cirne and Berman's moldable-job studies: with average parallelism A and variance of
     parallelism sigma, ``T(n) = T(n0) S(n0) / S(n)``. The estimate scales by the same
@@ -16,14 +16,21 @@ Supercomputer Jobs", Section V-C, job molding evaluation)
     runtimes say nothing about how *this* job scales.
 
 In both, a job is killed at its estimate: the runtime never exceeds the new estimate.
+
+The decision (``jobmolding.core.arrival``) predicts a candidate's runtime the same way the
+model runs it: under ``downey`` the job's own predicted rangeSet times ``S(n0) / S(n)``
+(:func:`scaled_rangeset`), never the runtimes of other jobs that happened to run at that
+size; under ``paper`` each size is predicted from the history at that size, as the seed does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
+
+from predictor.core.runtime.rangeset import RangeSet
 
 RUNTIME_MODELS = ("paper", "downey")
 
@@ -84,48 +91,8 @@ def downey_factor(original_procs: int, new_procs: int, a: float | None, sigma: f
     return s0 / float(downey_speedup(new_procs, a, sigma))
 
 
-@dataclass(frozen=True)
-class MoldedJob:
-    """The molded job's size, estimate and actual runtime, and which rule set them."""
-
-    procs: int
-    estimate_s: float
-    runtime_s: float
-    rule: str
-
-
-def paper_molded(
-    original_procs: int,
-    original_estimate_s: float,
-    original_runtime_s: float,
-    new_procs: int,
-    max_previous_s: float,
-    max_limit_s: float,
-    past_runtimes_s: Sequence[float] | np.ndarray,
-    rng: np.random.Generator,
-) -> MoldedJob:
-    """The ``paper`` model for one job (unchanged when the size is unchanged)."""
-    if new_procs == original_procs:
-        return MoldedJob(original_procs, original_estimate_s, original_runtime_s, "unchanged")
-    est = paper_estimate(
-        original_procs, original_estimate_s, new_procs, max_previous_s, max_limit_s
-    )
-    run = min(roulette_runtime(past_runtimes_s, rng), est)
-    return MoldedJob(int(new_procs), est, run, "paper")
-
-
-def downey_molded(
-    original_procs: int,
-    original_estimate_s: float,
-    original_runtime_s: float,
-    new_procs: int,
-    max_limit_s: float,
-    sigma: float = 1.0,
-    a: float | None = None,
-) -> MoldedJob:
-    """The ``downey`` model for one job: runtime and estimate times ``S(n0) / S(n)``."""
-    if new_procs == original_procs:
-        return MoldedJob(original_procs, original_estimate_s, original_runtime_s, "unchanged")
-    factor = downey_factor(original_procs, new_procs, a, sigma)
-    est = min(original_estimate_s * factor, max(max_limit_s, original_estimate_s))
-    return MoldedJob(int(new_procs), est, min(original_runtime_s * factor, est), "downey")
+def scaled_rangeset(rs: RangeSet, factor: float) -> RangeSet:
+    """``rs`` with every range (and its own point, if any) multiplied by ``factor`` (> 0):
+    a job's predicted runtime at another size under a speed-up model."""
+    point = None if rs.point is None else float(rs.point) * factor
+    return replace(rs, low_s=rs.low_s * factor, high_s=rs.high_s * factor, point=point)

@@ -68,7 +68,7 @@ def simulated_waits(
     for k in np.argsort(submit[targets], kind="stable"):
         i = int(targets[k])
         queued, running = sweep.state_at(i)
-        out[k] = _forward_easy(
+        out[k] = forward_easy(
             submit[i],
             [(starts[j] + estimate[j], procs[j]) for j in running],
             [(procs[j], estimate[j]) for j in queued],
@@ -155,7 +155,7 @@ def _target_start(engine: Engine, target: int) -> float:
     return head_reservation(engine, target)[0]
 
 
-def _forward_easy(
+def forward_easy(
     now: float,
     running: list[tuple[float, int]],
     queue: list[tuple[int, float]],
@@ -197,9 +197,9 @@ def forward_easy_wait(
     target: int,
     machine_procs: int,
 ) -> float:
-    """The target's wait in the engine's EASY forward from ``now`` (see ``_forward_easy``).
+    """The target's wait in the engine's EASY forward from ``now`` (see ``forward_easy``).
 
     Public for the why-it-waits explanations (``predictor.core.why.forward``), which ask the
     same question of a live or trace snapshot with one request changed at a time.
     """
-    return _forward_easy(now, running, queue, target, machine_procs)
+    return forward_easy(now, running, queue, target, machine_procs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from holdqueue.core.delay import decide_delay, future_time
+from jobmolding.core.delay import decide_delay, future_time
 
 
 def test_future_time_is_the_earliest_predicted_completion() -> None:
@@ -40,5 +40,7 @@ def test_delay_only_when_it_beats_now_by_more_than_thirty_percent() -> None:
 def test_threshold_is_a_parameter_and_no_future_means_no_delay() -> None:
     assert decide_delay(0.0, 100.0, 8, 1000.0, 8, 850.0, threshold=0.0).delay
     assert not decide_delay(0.0, None, 8, 1000.0, 8, float("nan")).delay
+    # threshold 1 (a guard of 1): nothing can beat (1 - 1) x now = 0, never a delay
+    assert not decide_delay(0.0, 100.0, 8, 1000.0, 8, 0.0, threshold=1.0).delay
     with pytest.raises(ValueError, match="threshold"):
-        decide_delay(0.0, 100.0, 8, 1000.0, 8, 10.0, threshold=1.0)
+        decide_delay(0.0, 100.0, 8, 1000.0, 8, 10.0, threshold=1.5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from holdqueue.core.holdqueue import HoldQueue, joins_hold, release_times, shifted_release
+from jobmolding.core.hold import HoldQueue, joins_hold, release_times, shifted_release
 
 
 def test_followers_keep_their_spacing_behind_the_released_head() -> None:

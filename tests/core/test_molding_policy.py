@@ -3,14 +3,13 @@ worked out by hand (the real predictors are measured by ``evaluate_molding``).""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from jobmolding.core.evaluate import evaluate, parse_strategies, prepare, report
 from jobmolding.core.policy import MoldingParams
+from predictor.core.runtime.rangeset import RangeSet
 from traces.core.swf import SWF_FIELDS
 
 
@@ -26,26 +25,27 @@ def log(rows: list[tuple[float, float, int, float, int]]) -> pd.DataFrame:
 
 
 class FreeProcsPredictor:
-    """Wait 0 if the size fits in the processors free (jobs in ``ended`` freed), else 1000 s;
-    runtime: the point [e/2, e/2] for the request's estimate e. Records its calls."""
+    """Wait 0 if the size fits in the snapshot's free processors, else 1000 s; runtime: the
+    point [e/2, e/2] for the request's estimate e. Records (known at, submit, sizes)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[float, float, list[int]]] = []
-        self.warmed_at: float | None = None
+        self.refreshed_at: float | None = None
 
-    def warm_up(self, engine, now):
-        self.warmed_at = now
+    def refresh(self, snapshot):  # noqa: ANN001, ANN201
+        if self.refreshed_at is None:
+            self.refreshed_at = snapshot.time_s
 
-    def predict(self, engine, now, requests, ended):
-        free = engine.free + sum(engine.procs[j] for j in ended)
-        self.calls.append((now, float(requests.submit_s[0]), requests.procs.tolist()))
-        waits = np.where(requests.procs <= free, 0.0, 1000.0)
+    def predict(self, snapshot, requests):  # noqa: ANN001, ANN201
+        self.calls.append(
+            (snapshot.known_at_s, float(requests.submit_s[0]), requests.procs.tolist())
+        )
+        waits = np.where(requests.procs <= snapshot.free_procs, 0.0, 1000.0)
+        return waits, self.runtimes(snapshot, requests)
+
+    def runtimes(self, snapshot, requests):  # noqa: ANN001, ANN201
         half = requests.req_time_s / 2.0
-        sets = [
-            SimpleNamespace(low_s=np.array([h]), high_s=np.array([h]), probability=np.array([1.0]))
-            for h in half
-        ]
-        return waits, sets
+        return [RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in half]
 
 
 # Machine of 10. Warm-up: user 1 runs at 4 (100 s) and 8 (200 s), both finished by t=500.
@@ -55,7 +55,7 @@ WARMUP = [(0, 100, 4, 150, 1), (1, 200, 8, 250, 1), (1000, 400, 6, 400, 2)]
 TARGET = (1010, 120, 8, 300, 1)
 
 
-def setup_for(rows, warmup=3):
+def setup_for(rows, warmup=3):  # noqa: ANN001, ANN201
     return prepare(log(rows), 10, tune_fraction=warmup / len(rows))
 
 
@@ -72,7 +72,7 @@ def test_molding_shrinks_a_blocked_job_to_a_used_size_with_a_known_runtime() -> 
     assert mold.procs[3] == 4 and mold.start_s[3] == 1010
     # paper model: runtime drawn from user 1's runtimes at 4 processors (only 100 s)
     assert mold.runtime_s[3] == 100
-    assert predictor.warmed_at == 1010 and predictor.calls == [(1010, 1010, [4, 8])]
+    assert predictor.refreshed_at == 1010 and predictor.calls == [(1010, 1010, [4, 8])]
     assert runs["molding"].figures["molded_share"] == 1.0
     assert runs["molding"].figures["mean_response_s"] == 100
     # CPU work as run over the log's: 4 x 100 against 8 x 120
@@ -92,32 +92,34 @@ def test_downey_runs_the_shrunk_job_longer_by_the_speedup_ratio() -> None:
 
 
 def test_delay_holds_the_job_until_the_predicted_end_and_followers_keep_spacing() -> None:
-    # The 6-processor job of user 2 is predicted to end at 1400 (warm-up job: its requested
-    # time). User 3 asks for 9 at 1010 (only user 3's size: no molding). Now: wait 1000 +
-    # runtime 50 = 1050. At 1400 the 6 are free: wait 0 + 50, plus the 390 s delay = 440 <
-    # 0.7 x 1050 = 735: hold until 1400. User 4's 1-processor job at 1020 queues behind it
-    # and is released at 1400 + 10.
+    # The 6-processor job of user 2 (started at 1000, 400 s asked) is predicted to run
+    # 400 / 2 = 200 s: it ends at 1200. User 3 asks for 9 at 1010 (only user 3's size: no
+    # molding). Now: wait 1000 + runtime 50 = 1050. At 1200 (the site advanced by EASY: the
+    # job is gone) the 10 are free: wait 0 + 50, plus the 190 s delay = 240 < 0.7 x 1050 =
+    # 735: hold until 1200. User 4's 1-processor job at 1020 queues behind it and is released
+    # at 1200 + 10. The 6-processor job really runs to 1400, so the held job starts then and
+    # the follower backfills at 1210.
     rows = [*WARMUP, (1010, 100, 9, 100, 3), (1020, 30, 1, 60, 4)]
     setup = setup_for(rows)
     predictor = FreeProcsPredictor()
     runs = evaluate(setup, ["delay"], MoldingParams(), lambda s: predictor)
     out = runs["delay"].outcome
-    assert out.release_s.tolist()[3:] == [1400, 1410]
-    assert out.start_s[3] == 1400 and out.start_s[4] == 1410
-    assert predictor.calls[:2] == [(1010, 1010, [9]), (1010, 1400, [9])]
-    # the follower is molded at its release (one more call at 1410), never judged for delay
-    assert predictor.calls[2:] == [(1410, 1410, [1])]
+    assert out.release_s.tolist()[3:] == [1200, 1210]
+    assert out.start_s[3] == 1400 and out.start_s[4] == 1210
+    assert predictor.calls[:2] == [(1010, 1010, [9]), (1010, 1200, [9])]
+    # the follower is molded at its release (one more call at 1210), never judged for delay
+    assert predictor.calls[2:] == [(1210, 1210, [1])]
     figures = runs["delay"].figures
-    assert figures["delayed_share"] == 1.0 and figures["mean_delay_s"] == pytest.approx(390)
+    assert figures["delayed_share"] == 1.0 and figures["mean_delay_s"] == pytest.approx(190)
 
 
-def test_no_delay_when_the_gain_is_under_thirty_percent() -> None:
+def test_no_delay_when_the_gain_is_under_the_threshold() -> None:
     rows = [*WARMUP, (1010, 100, 9, 100, 3)]
-    runs = evaluate(
-        setup_for(rows), ["delay"], MoldingParams(threshold=0.6), lambda s: FreeProcsPredictor()
-    )
-    # 440 is not < 0.4 x 1050 = 420
+    predictor = FreeProcsPredictor()
+    runs = evaluate(setup_for(rows), ["delay"], MoldingParams(threshold=0.8), lambda s: predictor)
+    # the delay alone (190) is under 0.2 x 1050 = 210, so t is looked at; 240 is not < 210
     assert runs["delay"].outcome.release_s[3] == 1010
+    assert predictor.calls == [(1010, 1010, [9]), (1010, 1200, [9])]
 
 
 def test_report_has_the_figures_per_strategy_and_the_params() -> None:
@@ -146,9 +148,9 @@ def test_bad_strategy_fraction_and_logs_without_users_are_refused() -> None:
 
 
 def test_a_delay_longer_than_the_bar_is_not_even_predicted() -> None:
-    # bar = 0.3 x 1050 = 315 < the 390 s delay alone: no prediction at 1400 is made
+    # bar = 0.1 x 1050 = 105 < the 190 s delay alone: no prediction at 1200 is made
     rows = [*WARMUP, (1010, 100, 9, 100, 3)]
     predictor = FreeProcsPredictor()
-    runs = evaluate(setup_for(rows), ["delay"], MoldingParams(threshold=0.7), lambda s: predictor)
+    runs = evaluate(setup_for(rows), ["delay"], MoldingParams(threshold=0.9), lambda s: predictor)
     assert runs["delay"].outcome.release_s[3] == 1010
     assert predictor.calls == [(1010, 1010, [9])]

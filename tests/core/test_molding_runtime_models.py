@@ -7,12 +7,12 @@ import pytest
 
 from jobmolding.core.runtime_models import (
     downey_factor,
-    downey_molded,
     downey_speedup,
     paper_estimate,
-    paper_molded,
     roulette_runtime,
+    scaled_rangeset,
 )
+from predictor.core.runtime.rangeset import RangeSet
 
 
 def test_smaller_size_takes_the_smallest_of_max_previous_and_limit_above_the_original() -> None:
@@ -38,13 +38,6 @@ def test_roulette_wheel_weights_values_by_frequency_and_repeats_with_a_seed() ->
         roulette_runtime([], rng)
 
 
-def test_paper_molded_job_is_killed_at_its_new_estimate() -> None:
-    job = paper_molded(8, 100.0, 90.0, 16, np.nan, 1000.0, [500.0], np.random.default_rng(0))
-    assert (job.procs, job.estimate_s, job.runtime_s, job.rule) == (16, 100.0, 100.0, "paper")
-    same = paper_molded(8, 100.0, 90.0, 8, np.nan, 1000.0, [], np.random.default_rng(0))
-    assert (same.runtime_s, same.rule) == (90.0, "unchanged")
-
-
 def test_downey_speedup_starts_at_one_is_continuous_and_saturates_at_a() -> None:
     for sigma in (0.0, 0.5, 1.0, 2.0):
         assert downey_speedup(1, 8, sigma) == pytest.approx(1.0)
@@ -61,8 +54,17 @@ def test_downey_speedup_starts_at_one_is_continuous_and_saturates_at_a() -> None
 def test_downey_factor_by_hand() -> None:
     # A = n0 = 8, sigma = 1: S(8) = 64 / 11.5, S(4) = 32 / 9.5 -> factor 2 * 9.5 / 11.5
     assert downey_factor(8, 4, None, 1.0) == pytest.approx(2 * 9.5 / 11.5)
-    job = downey_molded(8, 1000.0, 600.0, 4, 1500.0, sigma=1.0)
-    assert job.estimate_s == 1500.0  # 1652 s capped at the machine's limit
-    assert job.runtime_s == pytest.approx(600.0 * 2 * 9.5 / 11.5)
     # a one-processor job gains nothing from more processors (A = 1)
     assert downey_factor(1, 16, None, 1.0) == pytest.approx(1.0)
+
+
+def test_a_scaled_rangeset_keeps_its_probabilities_and_scales_ranges_and_point() -> None:
+    rs = RangeSet(np.array([10.0, 40.0]), np.array([20.0, 60.0]), np.array([0.25, 0.75]))
+    out = scaled_rangeset(rs, 2.0)
+    assert out.low_s.tolist() == [20.0, 80.0] and out.high_s.tolist() == [40.0, 120.0]
+    assert out.probability.tolist() == [0.25, 0.75]
+    assert out.point_s == pytest.approx(2.0 * rs.point_s)
+    assert (
+        scaled_rangeset(RangeSet(rs.low_s, rs.high_s, rs.probability, point=30.0), 3.0).point_s
+        == 90.0
+    )

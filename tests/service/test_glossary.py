@@ -10,8 +10,8 @@ import pytest
 from django.template import Context, Template, TemplateSyntaxError
 from django.test import Client
 
-from holdqueue.core.delay import DELAY_THRESHOLD, MERGE_FRACTION
 from jobmolding.core.candidates import NEWCOMER_GRID, grid_sizes
+from jobmolding.core.delay import DELAY_THRESHOLD, MERGE_FRACTION
 from predictor.core.bundle import TUNE_FRACTION
 from predictor.core.runtime.density import DensityRangeSet
 from predictor.core.runtime.params import RuntimeParams

@@ -123,3 +123,24 @@ def test_runs_page_offers_a_molding_run() -> None:
     client.force_login(make_user("alice"))
     page = client.get("/runs/").content.decode()
     assert "Your molding runs" in page
+
+
+def page_of(result: dict, user: str) -> str:
+    alice = make_user(user)
+    run = MoldingRun.objects.create(
+        owner=alice, status=Status.DONE, strategies=["baseline", "molding"], result=result
+    )
+    client = Client()
+    client.force_login(alice)
+    return client.get(f"/runs/molding/{run.pk}/").content.decode()
+
+
+def test_the_page_shows_the_work_ratio_and_warns_when_work_is_not_conserved() -> None:
+    lost = {**RESULT, "baseline": {**figures(7800.0), "work_ratio": 1.0},
+            "molding": {**RESULT["molding"], "work_ratio": 0.21}}  # fmt: skip
+    page = page_of(lost, "alice")
+    assert 'id="work-warning"' in page and "molding ran 0.21 times the log" in page
+    assert ">0.21</td>" in page and ">1.00</td>" in page
+    kept = {**lost, "molding": {**RESULT["molding"], "work_ratio": 1.04}}
+    page = page_of(kept, "bob")
+    assert 'id="work-warning"' not in page and ">1.04</td>" in page

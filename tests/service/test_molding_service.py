@@ -60,6 +60,13 @@ def test_command_writes_json_and_plots_and_stores_the_run(tmp_path: Path) -> Non
         assert set(result[name]["by_cpu_hours"]) == {"<1", "1-10", "10-100", "100-1000", ">=1000"}
     assert result["baseline"]["molded_share"] == 0.0
     assert result["params"]["runtime_model"] == "paper" and result["params"]["seed"] == 0
+    # the methods named as the live service names them; no replay-native substitute
+    params = result["params"]
+    assert (params["wait_method"], params["runtime_method"]) == ("sim", "rangeset")
+    assert params["decision"] == "jobmolding.core.arrival.decide_arrival"
+    assert "predictor" not in params
+    assert result["molding"]["guard"]["chosen_on"] == "tuning part"
+    assert {"work_ratio", "guard"} <= set(result["delay"])
     for name in ("load", "response_by_class", "sizes"):
         png = (plots / f"{name}.png").read_bytes()
         assert png.startswith(b"\x89PNG") and len(png) < 150_000
@@ -90,6 +97,10 @@ def test_same_seed_gives_the_same_figures(tmp_path: Path) -> None:
         (["--tune-fraction", "1.0"], "--tune-fraction"),
         (["--tune-fraction", "0"], "--tune-fraction"),
         (["--sigma", "-1"], "--sigma"),
+        (["--wait-method", "apq"], "--wait-method: .*too slow"),
+        (["--runtime-method", "nope"], "--runtime-method"),
+        (["--guard", "2"], "--guard"),
+        (["--guard", "some"], "--guard"),
     ],
 )
 def test_bad_arguments_name_the_argument_and_store_nothing(tmp_path, args, named) -> None:

@@ -91,3 +91,24 @@ def test_held_job_page_says_it_waits_for_its_hold_and_what_releasing_it_now_give
     assert 'id="why"' in page and "It is held by the hold queue for" in page
     assert "Released now instead, it would start" in page
     assert 'href="/glossary/#why-it-waits"' in page
+
+
+def test_a_started_job_page_shows_the_error_of_its_arrival_time_start_prediction(
+    site, alice, monkeypatch
+) -> None:
+    import datetime as dt
+
+    from holdqueue.models import SiteJob
+
+    FakePredictor(now_wait_s=120.0).install(monkeypatch)
+    body = {"procs": 8, "time_limit_s": 600, "command": "sleep 1", "allow_delay": False}
+    job = api_for(alice).post(f"/api/sites/{site.pk}/jobs/", body, format="json").data
+    row = SiteJob.objects.get(pk=job["id"])
+    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{row.pk}/").content.decode()
+    assert 'id="start-check"' not in page  # not started: nothing to compare yet
+    predicted_wait = [c for c in job["decision"]["molding"]["candidates"]
+                      if c["procs"] == row.procs_chosen][0]["wait_s"]  # fmt: skip
+    started = row.arrived_at + dt.timedelta(seconds=predicted_wait + 300)
+    SiteJob.objects.filter(pk=row.pk).update(started_at=started)
+    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{row.pk}/").content.decode()
+    assert 'id="start-check"' in page and "300 s later than predicted" in page

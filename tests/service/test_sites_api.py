@@ -327,7 +327,7 @@ def test_release_of_a_job_that_is_not_held_is_a_conflict(site, alice, monkeypatc
 
 
 def test_the_future_candidates_see_the_site_advanced_to_their_arrival(site, alice, monkeypatch):
-    """The delay's second look predicts on the snapshot moved to t (``holdqueue.core.future``),
+    """The delay's second look predicts on the snapshot moved to t (``jobmolding.core.future``),
     not on now's queue beside a machine whose ended jobs were only taken out."""
     seen = []
     fake = FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0)

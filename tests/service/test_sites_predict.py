@@ -222,3 +222,28 @@ def test_predict_keeps_a_method_override_with_its_own_fitted_model() -> None:
     bad = client.post(url, {"procs": 8, "time_limit_s": 60, "method": "magic"}, format="json")
     assert bad.status_code == 400 and "method" in bad.data
     site_predict._OVERRIDES.clear()
+
+
+def test_a_whole_machine_request_starts_after_the_queued_whole_machine_jobs() -> None:
+    """Issue 19: behind queued whole-machine jobs, "start now" is never the answer. The queue
+    API gives each queued job a refreshed predicted start; the prediction's headline is the
+    later of the history estimate and the queue-based start (docs/sites.md)."""
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    full = {"procs": site.machine_procs, "time_limit_s": 3600}
+    empty = client.post(f"/api/sites/{site.pk}/predict/", full, format="json").data
+    for _ in range(3):
+        body = job_body(procs=site.machine_procs, time_limit_s=3600, mold=False, allow_delay=False)
+        assert client.post(f"/api/sites/{site.pk}/jobs/", body, format="json").status_code == 201
+    queue = client.get(f"/api/sites/{site.pk}/queue/").data["jobs"]
+    ours = [j for j in queue if j["procs"] == site.machine_procs and j["state"] == "waiting"]
+    assert len(ours) >= 3 and all(j["predicted_start"] for j in ours)
+    starts = sorted(dt.datetime.fromisoformat(j["predicted_start"].replace("Z", "+00:00"))
+                    for j in ours)  # fmt: skip
+    assert starts[0] < starts[1] < starts[2]  # one after the other: each needs the machine
+    answer = client.post(f"/api/sites/{site.pk}/predict/", full, format="json").data
+    wait = answer["wait"]
+    assert answer["predicted_start_s"] == max(wait["history_s"], wait["queue_s"])
+    start = dt.datetime.fromisoformat(answer["predicted_start"].replace("Z", "+00:00"))
+    assert start > starts[-1]
+    assert answer["predicted_start_s"] > empty["predicted_start_s"]  # a full queue waits longer

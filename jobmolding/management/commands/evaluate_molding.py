@@ -28,6 +28,9 @@ ARGUMENT_OF = {
     "runtime_model": "--runtime-model",
     "tune_fraction": "--tune-fraction",
     "sigma": "--sigma",
+    "guard": "--guard",
+    "wait_method": "--wait-method",
+    "runtime_method": "--runtime-method",
     "trace": "TRACE_NAME/--swf",
 }
 
@@ -58,6 +61,14 @@ class Command(BaseCommand):
         parser.add_argument("--sigma", type=float, default=1.0, help="Downey's sigma")
         parser.add_argument("--seed", type=int, default=0, help="roulette-wheel seed")
         parser.add_argument("--tune-fraction", type=float, default=0.2)
+        parser.add_argument(
+            "--guard",
+            default="auto",
+            help="act only on predicted gains above this share (0-1), or auto: chosen on the "
+            "tuning part (default); 0 is the seed's rule",
+        )
+        parser.add_argument("--wait-method", default="sim", help="registry wait method")
+        parser.add_argument("--runtime-method", default="rangeset", help="registry runtime method")
         parser.add_argument("--json", help="write the figures here")
         parser.add_argument("--plots", help="write PNG plots into this folder")
 
@@ -87,9 +98,21 @@ class Command(BaseCommand):
                 seed=opts["seed"],
                 tune_fraction=opts["tune_fraction"],
                 sigma=opts["sigma"],
+                guard=self._guard(opts["guard"]),
+                wait_method=opts["wait_method"],
+                runtime_method=opts["runtime_method"],
             )
         except QueuecastError as exc:
             raise CommandError(self._named(exc)) from exc
+
+    @staticmethod
+    def _guard(text: str) -> float | None:
+        if text == "auto":
+            return None
+        try:
+            return float(text)
+        except ValueError as exc:
+            raise CommandError(f"--guard: a number in [0, 1] or auto; got {text!r}") from exc
 
     @staticmethod
     def _named(exc: QueuecastError) -> str:
@@ -124,23 +147,26 @@ class Command(BaseCommand):
         p = result["params"]
         self.stdout.write(
             f"{p['trace']}: {p['jobs']} jobs, {p['warmup_jobs']} warm-up, machine "
-            f"{p['machine_procs']} processors, runtime model {p['runtime_model']}"
+            f"{p['machine_procs']} processors, runtime model {p['runtime_model']}, "
+            f"wait {p['wait_method']}, runtime {p['runtime_method']}"
         )
         self.stdout.write(
             f"{'strategy':<10}{'jobs':>7}{'wait min':>10}{'run min':>9}{'resp min':>10}"
             f"{'vs base':>9}{'bsld':>8}{'util':>7}{'work':>6}{'molded':>8}{'delayed':>8}"
-            f"{'cpu s':>8}{'pred/s':>8}"
+            f"{'guard':>7}{'cpu s':>8}{'pred/s':>8}"
         )
         base = result.get("baseline", {}).get("mean_response_s")
         for name in (s for s in STRATEGIES if s in result):
             r = result[name]
             change = f"{r['mean_response_s'] / base - 1:+.0%}" if base else "-"
             rate = r.get("predictions_per_cpu_s") or 0
+            g = r.get("guard", {}).get("guard") if "guard" in r else p.get("guard")
+            guard = f"{g:.2f}" if isinstance(g, float | int) and name != "baseline" else "-"
             self.stdout.write(
                 f"{name:<10}{r['jobs']:>7}{r['mean_wait_s'] / 60:>10.1f}"
                 f"{r['mean_run_s'] / 60:>9.1f}"
                 f"{r['mean_response_s'] / 60:>10.1f}{change:>9}{r['mean_bounded_slowdown']:>8.1f}"
                 f"{r['utilisation']:>7.3f}{r.get('work_ratio') or 0:>6.2f}"
                 f"{r['molded_share']:>8.1%}{r['delayed_share']:>8.1%}"
-                f"{r['cpu_seconds']:>8.0f}{rate:>8.0f}"
+                f"{guard:>7}{r['cpu_seconds']:>8.0f}{rate:>8.0f}"
             )

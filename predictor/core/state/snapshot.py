@@ -95,7 +95,7 @@ class Snapshot:
     known_at_s: float
     waiting: ActiveJobs
     running: ActiveJobs
-    history: pd.DataFrame = _LazyFrame()  # type: ignore[assignment]
+    history: pd.DataFrame = _LazyFrame()
     machine_procs: int  # type: ignore[misc]  # history has no default (see _LazyFrame)
     log_rows: int | None = None
 

@@ -3,17 +3,17 @@
 Wraps ``pyss_adapter.core.start_estimate.simulated_waits``; nothing to learn. For log rows the
 running and queued jobs at each arrival come from the log (real starts); for requests in a
 snapshot they are the snapshot's running jobs (start + requested time) and waiting jobs in
-arrival order, the request queued last. Requests are simulated one by one: a candidate never
+arrival order, the request queued last (computed in arrays: ``snapshot_wait``). Requests are
+simulated one by one: a candidate never
 waits behind another candidate of the same batch.
 """
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 import pandas as pd
 
+from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import ActiveJobs, Snapshot
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.targets import WaitTargets
@@ -62,14 +62,47 @@ class SimulatedStart(WaitEstimator):
         if targets.rows is not None:
             waits = simulated_waits(ctx.jobs, targets.rows, ctx.machine_procs)
             return WaitPrediction(wait_s=np.maximum(np.asarray(waits, dtype=float), 0.0))
-        snapshot = cast(Snapshot, targets.snapshot)  # rows is None: a snapshot's targets
-        base = snapshot_frame(snapshot)
-        out = np.zeros(len(targets))
-        for k in range(len(targets)):
-            one = ActiveJobs(targets.requests.take(np.array([k])), np.full(1, np.inf), np.ones(1))
-            frame = pd.concat([base, _frame(one, np.full(1, FAR_S), np.ones(1))])
-            order = np.argsort(frame["submit_time"].to_numpy(), kind="stable")
-            row = int(np.flatnonzero(order == len(base))[0])
-            sorted_frame = frame.iloc[order].reset_index(drop=True)
-            out[k] = simulated_waits(sorted_frame, np.array([row]), snapshot.machine_procs)[0]
+        snapshot = targets.snapshot
+        if snapshot is None:
+            raise ValueError("targets have neither log rows nor a snapshot")
+        out = np.array([snapshot_wait(snapshot, targets.requests, k) for k in range(len(targets))])
         return WaitPrediction(wait_s=np.maximum(out, 0.0))
+
+
+def snapshot_wait(snapshot: Snapshot, requests: RequestBatch, k: int) -> float:
+    """Request ``k``'s simulated wait on ``snapshot``, in arrays: the same state as
+    ``simulated_waits`` reads from :func:`snapshot_frame` plus the request's row (the frame
+    is kept as the reference in tests/core/test_sim_wait_snapshot.py), without building it.
+
+    At the request's arrival ``s``: running jobs started before ``s`` and ending after it
+    (a running job ends at the snapshot's next second) keep running until start + estimate;
+    every job submitted by ``s`` and not started before it is queued, in submit order
+    (running jobs first at a tie, as in the frame), the request last.
+    """
+    from pyss_adapter.core.start_estimate import forward_easy
+
+    run, wait = snapshot.running, snapshot.waiting
+    t, s = float(snapshot.time_s), float(requests.submit_s[k])
+    machine = int(snapshot.machine_procs)
+    r_req = run.requests
+    r_est = np.maximum(np.where(r_req.req_time_s > 0, r_req.req_time_s, t - run.start_s + 1.0), 1.0)
+    r_procs = np.where(run.used_procs > 0, run.used_procs, r_req.procs)
+    w_est = np.maximum(np.where(wait.requests.req_time_s > 0, wait.requests.req_time_s, 1.0), 1.0)
+    submit = np.concatenate([r_req.submit_s, wait.requests.submit_s])
+    start = np.concatenate([run.start_s, wait.requests.submit_s + FAR_S])
+    est = np.concatenate([r_est, w_est])
+    procs = np.clip(np.concatenate([r_procs, wait.requests.procs]), 1, machine).astype(np.int64)
+    arrived = submit <= s
+    is_running = arrived & (start < s) & (t + 1.0 > s)
+    queued = np.flatnonzero(arrived & (start >= s))
+    queued = queued[np.argsort(submit[queued], kind="stable")]
+    rows = np.flatnonzero(is_running)
+    k_est = max(float(requests.req_time_s[k]) if requests.req_time_s[k] > 0 else 1.0, 1.0)
+    k_procs = int(np.clip(requests.procs[k], 1, machine))
+    return forward_easy(
+        s,
+        list(zip((start[rows] + est[rows]).tolist(), procs[rows].tolist(), strict=True)),
+        [*zip(procs[queued].tolist(), est[queued].tolist(), strict=True), (k_procs, k_est)],
+        len(queued),
+        machine,
+    )

@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from pyss_adapter.core.demo import demo_trace
+from pyss_adapter.core.demo import DEMO_TIME_SCALE, demo_trace
 from queuecast.progress import progress_bar
 from traces.core.swf import write_swf
 from traces.models import Trace
@@ -35,13 +35,24 @@ class Command(BaseCommand):
         parser.add_argument("--jobs", type=int, default=5000)
         parser.add_argument("--procs", type=int, default=128)
         parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--time-scale",
+            type=float,
+            default=DEMO_TIME_SCALE,
+            help="divide the workload's times by this at generation (the demo site plays it "
+            "at speed 1: one clock for its history and the jobs submitted to it)",
+        )
 
     def handle(self, *args, **opts) -> None:
         user = self._demo_user() if opts["with_user"] else None
         if Trace.objects.filter(name=DEMO_TRACE).exists():
             self.stdout.write(f"demo trace {DEMO_TRACE!r} already there")
             return
-        trace = demo_trace(opts["jobs"], opts["procs"], seed=opts["seed"])
+        if not opts["time_scale"] >= 1.0:
+            raise CommandError(f"--time-scale must be >= 1, got {opts['time_scale']}")
+        trace = demo_trace(
+            opts["jobs"], opts["procs"], seed=opts["seed"], time_scale=opts["time_scale"]
+        )
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / f"{DEMO_TRACE}.swf"
             write_swf(trace, path)

@@ -128,8 +128,8 @@ def decide_delay(
     threshold: float = DELAY_THRESHOLD,
 ) -> DelayDecision:
     """Delay iff ``(future - now) + predicted_future < (1 - threshold) * predicted_now``."""
-    if not 0.0 <= threshold < 1.0:
-        raise ValueError(f"threshold must be in [0, 1), got {threshold}")
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold}")
     fields: dict[str, Any] = dict(
         now_s=float(now_s),
         future_s=None if future_s is None else float(future_s),

@@ -1,4 +1,4 @@
-"""The future snapshot of the delay decision (``holdqueue.core.future.advance``), hand-worked.
+"""The future snapshot of the delay decision (``jobmolding.core.future.advance``), hand-worked.
 
 Machine of 10 processors at t = 0. Running: A (6 procs) predicted to end at 100, B (4) at 300.
 Waiting, in order: C (8 procs, requested 1000 s, predicted 200 s), D (2 procs, requested 50 s,
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from holdqueue.core.future import advance
+from jobmolding.core.future import advance
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import ActiveJobs, Snapshot
 

@@ -1,0 +1,121 @@
+"""The site's state at a future time ``t``: the snapshot advanced by EASY, no new arrivals.
+
+The delay decision predicts a job's response as if it arrived at ``t`` (seed 002, Section
+IV-B: ``t`` is a predicted completion of a running job). The seed only takes the jobs predicted
+to have ended by ``t`` out of the state. On a live site that leaves the queue as it is now
+beside a machine that has just emptied: a state that never occurs (the queued jobs would have
+taken those processors), and for which a wait predictor answers almost nothing (a site's
+13-hour wait now became a 3-minute one 99 s later). Here the snapshot is moved forward the way
+the scheduler would move it: the running jobs end at their predicted ends, the queued jobs
+start in EASY-backfilling order (the replay engine: ``pyss_adapter.core.engine.Engine
+.from_state``) with their requested times as the scheduler's estimates and their predicted
+runtimes as what they run, and at ``t`` the jobs that started and have not ended are running,
+the rest still wait. Nothing new is known at ``t`` (``known_at_s`` and the history stay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from predictor.core.state.request import RequestBatch
+from predictor.core.state.snapshot import ActiveJobs, Snapshot
+from pyss_adapter.core.easy import EasyScheduler
+from pyss_adapter.core.engine import Engine
+from pyss_adapter.core.jobs import SimJobs
+
+
+def forward_starts(
+    snapshot: Snapshot,
+    running_end_s: np.ndarray,
+    waiting_run_s: np.ndarray,
+    extra: RequestBatch | None = None,
+    extra_run_s: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (snapshot seconds) of every running, then waiting, then extra job, by
+    EASY from the snapshot's instant with no other arrival (``Engine.from_state``).
+
+    running_end_s : (r,) predicted end of each running job (after ``time_s``).
+    waiting_run_s : (w,) predicted runtime of each waiting job, seconds (> 0).
+    extra, extra_run_s : requests queued after the waiting jobs (in their order) and their
+        predicted runtimes; the scheduler sees each job's time limit as its estimate (its
+        predicted runtime where it has none) and a job runs min(prediction, limit).
+    """
+    now = float(snapshot.time_s)
+    run, wait = snapshot.running, snapshot.waiting
+    queued = wait.requests if extra is None else wait.requests.concat(extra)
+    run_s = np.asarray(waiting_run_s, float)
+    if extra is not None:
+        run_s = np.concatenate([run_s, np.asarray(extra_run_s, float)])
+    n_run, n_q = len(run), len(queued)
+    left = np.maximum(np.asarray(running_end_s, float) - now, 1.0)
+    limit = queued.req_time_s
+    predicted = np.maximum(run_s, 1.0)
+    runtime = np.where(limit > 0, np.minimum(predicted, limit), predicted)
+    estimate = np.where(limit > 0, limit, runtime)
+    procs = np.concatenate([run.used_procs, queued.procs]).astype(np.int64)
+    procs = np.clip(procs, 1, snapshot.machine_procs)
+    size = n_run + n_q
+    jobs = SimJobs(
+        job_id=np.arange(size), submit_s=np.full(size, now),
+        runtime_s=np.concatenate([left, runtime]), estimate_s=np.concatenate([left, estimate]),
+        n_procs=procs, user_id=np.zeros(size, np.int64),
+        machine_procs=int(snapshot.machine_procs), mode="forward",
+    )  # fmt: skip
+    start = Engine.from_state(jobs, EasyScheduler(), now, n_run).run().start_s
+    return start, start + jobs.runtime_s
+
+
+def advance(
+    snapshot: Snapshot, t: float, running_end_s: np.ndarray, waiting_run_s: np.ndarray
+) -> Snapshot:
+    """``snapshot`` at ``t`` (>= its time) under EASY with the given predictions
+    (:func:`forward_starts`): the jobs started by ``t`` and not ended run, the rest wait."""
+    now = float(snapshot.time_s)
+    if t < now:
+        raise ValueError(f"t ({t}) is before the snapshot's time ({now})")
+    run, wait = snapshot.running, snapshot.waiting
+    n_run = len(run)
+    if len(wait) == 0:
+        ended = np.asarray(running_end_s, float) <= t
+        return replace(snapshot, time_s=float(t), running=run.take(~ended))
+    start, end = forward_starts(snapshot, running_end_s, waiting_run_s)
+    run_keep = end[:n_run] > t
+    w_start, w_end = start[n_run:], end[n_run:]
+    started = (w_start <= t) & (w_end > t)
+    waiting = w_start > t
+    new_running = ActiveJobs(
+        run.requests.take(run_keep).concat(wait.requests.take(started)),
+        np.concatenate([run.start_s[run_keep], w_start[started]]),
+        np.concatenate([run.used_procs[run_keep], wait.requests.procs[started]]),
+    )
+    return replace(snapshot, time_s=float(t), running=new_running, waiting=wait.take(waiting))
+
+
+def predicted_ends(snapshot: Snapshot, point_s: np.ndarray) -> np.ndarray:
+    """Predicted end (snapshot seconds) of each running job: start + min(point, time limit).
+
+    point_s : (r,) the point of each running job's runtime rangeSet, seconds. A job already
+    past its prediction is expected at its time limit, or, past that too (or without one),
+    in one second: the scheduler has not seen it end yet.
+    """
+    running, now = snapshot.running, float(snapshot.time_s)
+    limit = running.requests.req_time_s
+    run = np.where(limit > 0, np.minimum(point_s, limit), point_s)
+    ends = running.start_s + run
+    overdue_end = np.where(limit > 0, running.start_s + limit, now + 1.0)
+    return np.where(ends > now, ends, np.maximum(overdue_end, now + 1.0))
+
+
+def headline_start_s(history_start_s: float, queue_start_s: float | None) -> float:
+    """The start a user is told: the later of the history-based estimate and the queue-based
+    start (EASY run forward on the current queue with predicted runtimes, what Moab's
+    ``showstart`` and ``squeue --start`` give). A request cannot start before the jobs queued
+    ahead of it that need its processors have run, whatever similar jobs waited in the past;
+    and it may wait longer than the queue says (later arrivals with priority, runtimes
+    longer than predicted), which the history catches. Without a queue-based start (no
+    model for the queue), the history estimate."""
+    if queue_start_s is None or not np.isfinite(queue_start_s):
+        return float(history_start_s)
+    return float(max(history_start_s, queue_start_s))

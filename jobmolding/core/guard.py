@@ -1,0 +1,127 @@
+"""Choose a site's guard on its tuning part only: advice that never hurts.
+
+A molded size (or a hold) is acted on only when its predicted response beats submitting as
+asked by more than the guard (``arrival.guarded``). Which guard a site needs depends on how
+far its predictions can be trusted there, so it is learnt, never set from test results:
+
+1. replay the tuning part alone (the first ``tune_fraction`` of the arrivals, the warm-up of
+   the evaluation, which the evaluation never scores), with the policy acting on its second
+   half and the first half warming the predictor up;
+2. for each guard of :data:`GUARDS` (1.0: never mold nor hold) and the strategy at hand,
+   the mean response and mean bounded slowdown of the acting half;
+3. keep the guards under which neither figure is worse than the plain replay's; among them
+   the one with the lowest mean response (the smaller guard at a tie). Guard 1.0 always
+   qualifies (it is the plain replay), so a site where the advice does not pay gets none.
+
+Holds are judged against molding alone: with the molding guard chosen as above, the hold
+threshold of :data:`THRESHOLDS` (1.0: never hold, i.e. molding alone) is the one with the
+lowest mean response among those no worse than molding alone on the tuning part
+(:func:`choose_hold`), so delay adds to molding or is switched off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jobmolding.core.evaluate import MoldingSetup
+    from jobmolding.core.policy import MoldingParams
+
+GUARDS = (0.0, 0.1, 0.25, 0.5, 1.0)
+THRESHOLDS = (0.3, 0.5, 0.7, 1.0)
+
+
+@dataclass(frozen=True)
+class GuardChoice:
+    """The chosen guard and what each candidate guard gave on the tuning part."""
+
+    guard: float
+    tried: list[dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"guard": self.guard, "chosen_on": "tuning part", "tried": self.tried}
+
+
+def tuning_setup(setup: MoldingSetup) -> MoldingSetup:
+    """The tuning part as a replay of its own: its first half warms up, its second acts."""
+    n = setup.n_warmup
+    jobs = setup.jobs
+    cut = replace(
+        jobs,
+        **{
+            f: getattr(jobs, f)[:n]
+            for f in ("job_id", "submit_s", "runtime_s", "estimate_s", "n_procs", "user_id")
+        },
+    )
+    return replace(
+        setup,
+        jobs=cut,
+        requests=setup.requests.take(slice(0, n)),
+        frame=setup.frame.iloc[:n].reset_index(drop=True),
+        n_warmup=n // 2,
+    )
+
+
+def choose_guard(
+    setup: MoldingSetup,
+    params: MoldingParams,
+    run: Callable[[MoldingSetup, MoldingParams], Any],
+    guards: tuple[float, ...] = GUARDS,
+) -> GuardChoice:
+    """The guard for ``params.strategy`` on ``setup``'s tuning part (module docstring).
+
+    ``run(setup, params)`` replays once and returns its figures (``metrics.summarise``).
+    """
+    tune = tuning_setup(setup)
+    base = run(tune, replace(params, strategy="baseline"))
+    tried, best = [], (float("inf"), 1.0)
+    for g in guards:
+        fig = base if g >= 1.0 else run(tune, replace(params, guard=g))
+        ok = (
+            fig["mean_response_s"] <= base["mean_response_s"]
+            and fig["mean_bounded_slowdown"] <= base["mean_bounded_slowdown"]
+        )
+        tried.append(
+            {
+                "guard": g,
+                "mean_response_s": fig["mean_response_s"],
+                "mean_bounded_slowdown": fig["mean_bounded_slowdown"],
+                "never_worse": bool(ok),
+            }
+        )
+        if ok and fig["mean_response_s"] < best[0]:
+            best = (fig["mean_response_s"], g)
+    return GuardChoice(best[1], tried)
+
+
+def choose_hold(
+    setup: MoldingSetup,
+    params: MoldingParams,
+    run: Callable[[MoldingSetup, MoldingParams], Any],
+    molding: dict[str, float],
+    thresholds: tuple[float, ...] = THRESHOLDS,
+) -> dict[str, Any]:
+    """The hold threshold for ``params`` (strategy delay, its molding guard set) on the
+    tuning part: the lowest mean response among the thresholds no worse than ``molding``
+    (molding alone's tuning figures) in response and bounded slowdown; 1.0 is molding alone."""
+    tune = tuning_setup(setup)
+    tried, best = [], (float("inf"), 1.0)
+    for th in thresholds:
+        fig = molding if th >= 1.0 else run(tune, replace(params, threshold=th))
+        ok = (
+            fig["mean_response_s"] <= molding["mean_response_s"]
+            and fig["mean_bounded_slowdown"] <= molding["mean_bounded_slowdown"]
+        )
+        tried.append(
+            {
+                "threshold": th,
+                "mean_response_s": fig["mean_response_s"],
+                "mean_bounded_slowdown": fig["mean_bounded_slowdown"],
+                "never_worse_than_molding": bool(ok),
+            }
+        )
+        if ok and fig["mean_response_s"] < best[0]:
+            best = (fig["mean_response_s"], th)
+    return {"threshold": best[1], "chosen_on": "tuning part", "tried": tried}

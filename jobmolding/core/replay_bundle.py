@@ -1,0 +1,99 @@
+"""The predictor a replay decides with: the live service's bundle (``predictor.core.bundle``:
+``fit_bundle`` and ``predict_requests``), fitted on the simulated past only and refitted in
+blocks as the replay advances.
+
+At the first decision the bundle is fitted on the jobs that have finished *in the
+simulation* by then (their simulated waits and runtimes, from ``snapshot_from_engine``);
+it is fitted again whenever that history has grown by ``refit_growth`` (25%: a handful of
+fits over a whole log). Between fits it answers on each decision's snapshot exactly as a
+site's bundle does between its refits (``holdqueue.services.predict``): the snapshot's
+queue and running jobs, the fitted history. Nothing from the log's own schedule is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from predictor.core.bundle import FittedBundle, fit_bundle, predict_requests
+from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.state.request import RequestBatch
+from predictor.core.state.snapshot import Snapshot
+
+MIN_HISTORY = 50  # as a live site (holdqueue.services.predict.MIN_HISTORY)
+
+
+class ReplayBundle:
+    """``fit_bundle(wait_method, runtime_method)`` on the simulated past, refitted in blocks.
+
+    Parameters
+    ----------
+    machine_procs : processors.
+    wait_method, runtime_method : registry names (``predictor.core.wait.registry``,
+        ``predictor.core.runtime.registry``), as a site's bundle names them.
+    refit_growth : refit when the finished history has grown by this share.
+    """
+
+    def __init__(
+        self,
+        machine_procs: int,
+        wait_method: str = "sim",
+        runtime_method: str = "rangeset",
+        refit_growth: float = 0.25,
+        random_state: int = 0,
+    ) -> None:
+        self.machine_procs = int(machine_procs)
+        self.wait_method = wait_method
+        self.runtime_method = runtime_method
+        self.refit_growth = refit_growth
+        self.random_state = random_state
+        self.bundle_: FittedBundle | None = None
+        self.fitted_rows_ = 0
+        self.fits_ = 0
+        self.fit_s_ = 0.0
+
+    def refresh(self, snapshot: Snapshot) -> None:
+        """Fit on ``snapshot``'s finished history when there is none or it has grown."""
+        hist = snapshot.history
+        done = (hist["wait_time"].to_numpy() >= 0) & (hist["run_time"].to_numpy() >= 0)
+        rows = int(done.sum())
+        if self.bundle_ is not None and rows < self.fitted_rows_ * (1.0 + self.refit_growth):
+            return
+        if rows < MIN_HISTORY and self.bundle_ is not None:
+            return
+        frame = finished_history(hist, done)
+        self.bundle_ = fit_bundle(
+            frame,
+            self.machine_procs,
+            wait_method=self.wait_method,
+            bound_method=None,
+            runtime_method=self.runtime_method,
+            random_state=self.random_state,
+        )
+        self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
+        self.fit_s_ += self.bundle_.fit_s
+
+    def _on(self, snapshot: Snapshot) -> tuple[FittedBundle, Snapshot]:
+        if self.bundle_ is None:
+            raise RuntimeError("ReplayBundle.refresh(snapshot) must run before predict")
+        return self.bundle_, replace(snapshot, history=self.bundle_.jobs)
+
+    def predict(
+        self, snapshot: Snapshot, requests: RequestBatch
+    ) -> tuple[np.ndarray, list[RangeSet]]:
+        bundle, snap = self._on(snapshot)
+        answers = predict_requests(bundle, snap, requests)
+        return np.array([a.wait_s for a in answers], float), [a.runtime for a in answers]
+
+    def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
+        bundle, snap = self._on(snapshot)
+        return list(bundle.runtime.predict(snap, requests).ranges)
+
+
+def finished_history(hist: pd.DataFrame, done: np.ndarray) -> pd.DataFrame:
+    """The finished rows, renumbered as a site's history is (``job_id`` 1..n)."""
+    frame = hist.loc[done].reset_index(drop=True).copy()
+    frame["job_id"] = np.arange(1, len(frame) + 1)
+    return frame

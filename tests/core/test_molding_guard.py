@@ -1,0 +1,102 @@
+"""The never-hurts guard: how it overrides a decision, and how it is chosen on the tuning
+part only (``jobmolding.core.arrival.guarded``, ``jobmolding.core.guard``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jobmolding.core.arrival import ArrivalRules, guarded
+from jobmolding.core.choice import choose_size
+from jobmolding.core.guard import GUARDS, choose_guard, choose_hold, tuning_setup
+from jobmolding.core.policy import MoldingParams
+from predictor.core.runtime.rangeset import RangeSet
+from tests.core.test_molding_policy import WARMUP, setup_for
+
+
+def point(v: float) -> RangeSet:
+    return RangeSet(np.array([v]), np.array([v]), np.array([1.0]))
+
+
+def test_a_molded_size_is_kept_only_when_its_predicted_gain_beats_the_guard() -> None:
+    # original 8: response 1000; size 4: response 800 (a 20% gain)
+    d = choose_size(8, [4, 8], [0.0, 900.0], [point(800.0), point(100.0)])
+    assert d.chosen_procs == 4
+    assert guarded(d, 0.1).chosen_procs == 4  # 800 < 0.9 x 1000
+    kept = guarded(d, 0.25)  # 800 is not < 0.75 x 1000
+    assert kept.chosen_procs == 8 and kept.reason.startswith("guard: size 4 gains 20%")
+    assert guarded(d, 1.0).chosen_procs == 8
+
+
+def test_a_guard_above_the_threshold_raises_the_bar_of_a_hold() -> None:
+    assert ArrivalRules(guard=0.5).delay_threshold == 0.5
+    assert ArrivalRules(guard=0.1).delay_threshold == 0.3
+    with pytest.raises(ValueError, match="guard"):
+        ArrivalRules(guard=1.5)
+
+
+def test_the_guard_is_the_best_never_worse_one_on_the_tuning_part_only() -> None:
+    setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
+    seen = []
+    # guard 0 is better on response but worse on slowdown; 0.25 better on both; 0.5 worse
+    figures = {
+        "baseline": (100.0, 5.0), 0.0: (50.0, 6.0), 0.1: (90.0, 5.0), 0.25: (80.0, 4.0),
+        0.5: (120.0, 5.0),
+    }  # fmt: skip
+
+    def run(s, p):  # noqa: ANN001, ANN202
+        seen.append((len(s.jobs), s.n_warmup, p.strategy, p.guard))
+        r, b = figures["baseline" if p.strategy == "baseline" else p.guard]
+        return {"mean_response_s": r, "mean_bounded_slowdown": b}
+
+    choice = choose_guard(setup, MoldingParams(strategy="delay"), run)
+    assert choice.guard == 0.25
+    assert [t["never_worse"] for t in choice.tried] == [False, True, True, False, True]
+    # every replay is of the 6 tuning jobs, acting on their second half
+    assert {(n, w) for n, w, _, _ in seen} == {(6, 3)}
+    assert [g for _, _, s, g in seen if s == "delay"] == [g for g in GUARDS if g < 1.0]
+
+
+def test_the_tuning_setup_is_the_warm_up_part_cut_out() -> None:
+    setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
+    tune = tuning_setup(setup)
+    assert len(tune.jobs) == 6 and len(tune.requests) == 6 and len(tune.frame) == 6
+    assert tune.jobs.submit_s.tolist() == setup.jobs.submit_s[:6].tolist()
+
+
+def test_holds_are_kept_only_where_they_beat_molding_alone_on_the_tuning_part() -> None:
+    setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
+    molding = {"mean_response_s": 80.0, "mean_bounded_slowdown": 4.0}
+    # 0.3 holds too often (worse than molding alone), 0.5 helps, 0.7 helps less
+    figures = {0.3: (90.0, 4.0), 0.5: (70.0, 3.9), 0.7: (75.0, 4.0)}
+    seen = []
+
+    def run(s, p):  # noqa: ANN001, ANN202
+        seen.append((p.strategy, p.guard, p.threshold))
+        r, b = figures[p.threshold]
+        return {"mean_response_s": r, "mean_bounded_slowdown": b}
+
+    params = MoldingParams(strategy="delay", guard=0.25)
+    hold = choose_hold(setup, params, run, molding)
+    assert hold["threshold"] == 0.5
+    assert [t["never_worse_than_molding"] for t in hold["tried"]] == [False, True, True, True]
+    assert seen == [("delay", 0.25, 0.3), ("delay", 0.25, 0.5), ("delay", 0.25, 0.7)]
+    # nothing beats molding alone: no holds (threshold 1)
+    figures.update({0.5: (81.0, 3.0), 0.7: (80.0, 4.1)})
+    assert choose_hold(setup, params, run, molding)["threshold"] == 1.0
+
+
+def test_evaluate_with_guard_auto_records_the_choices_per_strategy() -> None:
+    from jobmolding.core.evaluate import evaluate, report
+    from tests.core.test_molding_policy import FreeProcsPredictor
+
+    rows = [*WARMUP, *[(1010 + 5 * k, 100, 8 if k % 2 else 4, 300, 1 + k % 3) for k in range(9)]]
+    setup = setup_for(rows, warmup=6)
+    params = MoldingParams(runtime_model="downey", guard=None)
+    runs = evaluate(setup, ["baseline", "molding", "delay"], params, lambda s: FreeProcsPredictor())
+    out = report(runs, params, {})
+    assert "guard" not in out["baseline"]
+    assert out["molding"]["guard"]["guard"] in GUARDS
+    assert out["delay"]["guard"]["guard"] == out["molding"]["guard"]["guard"]
+    assert out["delay"]["guard"]["hold"]["threshold"] in (0.3, 0.5, 0.7, 1.0)
+    assert out["params"]["guard"].startswith("chosen on the tuning part")

@@ -1,0 +1,69 @@
+"""The queue-based start and the headline rule (``jobmolding.core.future``), hand-worked.
+
+The demo site's case from issue 19: 128 processors, 126 busy until 1000 s (predicted), three
+whole-machine jobs queued, each predicted to run 600 s. EASY forward: the three run one after
+the other from 1000, ending at 1600, 2200 and 2800; a whole-machine request queued last
+starts at 2800, however short past whole-machine waits were.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jobmolding.core.future import forward_starts, headline_start_s
+from predictor.core.state.request import JobRequest, RequestBatch
+from predictor.core.state.snapshot import ActiveJobs, Snapshot
+
+
+def req(job: int, procs: int, limit: float) -> JobRequest:
+    return JobRequest(user=1, procs=procs, req_time_s=limit, submit_s=0.0, job_id=job)
+
+
+def full_queue() -> Snapshot:
+    running = RequestBatch.of([req(1, 126, 3600)])
+    waiting = RequestBatch.of([req(k, 128, 3600) for k in (2, 3, 4)])
+    return Snapshot(
+        time_s=0.0, known_at_s=0.0,
+        waiting=ActiveJobs(waiting, np.full(3, np.inf), np.full(3, 128)),
+        running=ActiveJobs(running, np.array([-100.0]), np.array([126])),
+        history=pd.DataFrame(), machine_procs=128,
+    )  # fmt: skip
+
+
+def test_queued_whole_machine_jobs_run_one_after_the_other_from_the_running_end() -> None:
+    start, end = forward_starts(full_queue(), np.array([1000.0]), np.full(3, 600.0))
+    assert start.tolist() == [0.0, 1000.0, 1600.0, 2200.0]  # running jobs: from the snapshot
+    assert end[1:].tolist() == [1600.0, 2200.0, 2800.0]
+
+
+def test_a_whole_machine_request_never_starts_before_the_queued_ones_are_predicted_to_end():
+    snap = full_queue()
+    new = RequestBatch.of([req(9, 128, 600)])
+    start, _ = forward_starts(snap, np.array([1000.0]), np.full(3, 600.0), new, np.array([300.0]))
+    assert start[-1] == 2800.0
+    # the history said "now" (the issue's fallback median): the headline is the queue's
+    assert headline_start_s(0.0, start[-1]) == 2800.0
+    # a history estimate later than the queue's is kept (later arrivals, longer runtimes)
+    assert headline_start_s(5000.0, start[-1]) == 5000.0
+
+
+def test_an_empty_queue_lets_a_small_request_start_now_and_the_full_queue_does_not():
+    empty = Snapshot(
+        time_s=0.0, known_at_s=0.0,
+        waiting=full_queue().waiting.take(np.zeros(3, dtype=bool)),
+        running=full_queue().running, history=pd.DataFrame(), machine_procs=128,
+    )  # fmt: skip
+    small = RequestBatch.of([req(9, 2, 600)])
+    s_empty, _ = forward_starts(empty, np.array([1000.0]), np.zeros(0), small, np.array([60.0]))
+    s_full, _ = forward_starts(full_queue(), np.array([1000.0]), np.full(3, 600.0), small,
+                               np.array([60.0]))  # fmt: skip
+    assert s_empty[-1] == 0.0  # two processors are free now
+    # behind three whole-machine jobs, EASY backfills the 60 s job only if it ends before
+    # the head's reservation at 1000: it does, so it starts now too
+    assert s_full[-1] == 0.0
+    big = RequestBatch.of([req(9, 64, 600)])
+    s_big_empty, _ = forward_starts(empty, np.array([1000.0]), np.zeros(0), big, np.array([60.0]))
+    s_big_full, _ = forward_starts(full_queue(), np.array([1000.0]), np.full(3, 600.0), big,
+                                   np.array([60.0]))  # fmt: skip
+    assert s_big_empty[-1] == 1000.0 and s_big_full[-1] == 2800.0
