@@ -35,6 +35,7 @@ class ReplayResult:
     n_procs, runtime_s, requested_s, release_s : ndarray, shape (n,), the jobs as run
         (default: the input's ``n_procs``, ``runtime_s``, ``estimate_s``, ``submit_s``).
     decisions : dict of job index to the policy's ``SubmitDecision`` (changed jobs only).
+    placement : dict, the placement block (``core/placement``; empty without placement).
     """
 
     jobs: SimJobs
@@ -51,6 +52,7 @@ class ReplayResult:
     requested_s: np.ndarray | None = None
     release_s: np.ndarray | None = None
     decisions: dict = field(default_factory=dict)
+    placement: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         jobs = self.jobs
