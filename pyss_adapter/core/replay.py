@@ -59,6 +59,8 @@ def replay_jobs(
             raise ValueError("a placement needs the jobs' usage model")
         placement.bind(engine, usage, *cores_per_node)
     result = engine.run()
+    if placement is not None:
+        result.placement_log = placement.log.arrays()
     result.meta.update(mode=jobs.mode, machine_procs=jobs.machine_procs, notes=dict(jobs.notes))
     return result
 

@@ -27,6 +27,7 @@ from pyss_adapter.core.placement.usage import beta_quantile, h_array
 __all__ = ["cluster_block", "grid", "placement_view", "pool_block"]
 
 SERIES_BIN_S = 1800.0
+SERIES_POINTS = 400  # longer runs get wider bins (multiples of 30 min)
 HEATMAP_COLUMNS = 200
 RISK_WINDOW_S = 900.0
 _CHUNK = 2_000_000
@@ -104,6 +105,12 @@ def _span(p: Any) -> tuple[float, float]:
     return t0, max(offs + [t0])
 
 
+def series_bin_s(n_samples: int, dt: float) -> float:
+    """30 min, widened to whole multiples so a series has at most 400 points."""
+    span = n_samples * dt
+    return SERIES_BIN_S * max(1, math.ceil(span / (SERIES_BIN_S * SERIES_POINTS)))
+
+
 def _bin_means(values: np.ndarray, dt: float, bin_s: float) -> list[float]:
     per = max(1, int(round(bin_s / dt)))
     n = len(values) // per * per
@@ -159,19 +166,20 @@ def cluster_block(p: Any) -> dict[str, Any]:
         "jobs_past_request": None,
     }
     metrics.update(p.extra_metrics())
+    bin_s = series_bin_s(len(U), dt)
     series: dict[str, Any] = {
-        "bin_s": SERIES_BIN_S,
+        "bin_s": bin_s,
         "t0_s": t0,
-        "active_nodes": _bin_means(n_active.astype(np.float64), dt, SERIES_BIN_S),
-        "hot_nodes": _bin_means((U > X).sum(1).astype(np.float64), dt, SERIES_BIN_S),
-        "util_spread": _bin_means(U.std(axis=1), dt, SERIES_BIN_S),
+        "active_nodes": _bin_means(n_active.astype(np.float64), dt, bin_s),
+        "hot_nodes": _bin_means((U > X).sum(1).astype(np.float64), dt, bin_s),
+        "util_spread": _bin_means(U.std(axis=1), dt, bin_s),
     }
     series.update(_heatmap(U, dt))
     if hasattr(p, "credit_series"):
         B, _ = p.credit_series()
         if B.size:
-            series["credit_mean"] = _bin_means(B.mean(axis=1), dt, SERIES_BIN_S)
-            series["credit_std"] = _bin_means(B.std(axis=1), dt, SERIES_BIN_S)
+            series["credit_mean"] = _bin_means(B.mean(axis=1), dt, bin_s)
+            series["credit_std"] = _bin_means(B.std(axis=1), dt, bin_s)
     return _block(p, metrics, series)
 
 
@@ -203,11 +211,12 @@ def pool_block(p: Any) -> dict[str, Any]:
     if p.estimator.kind == "gpa":
         metrics["q_over_rho"] = metrics["q"] / p.estimator.param
     dt = float(p.usage.sample_s)
+    bin_s = series_bin_s(len(n_open), dt)
     series = {
-        "bin_s": SERIES_BIN_S,
+        "bin_s": bin_s,
         "t0_s": t0,
-        "open_nodes": _bin_means(n_open.astype(np.float64), dt, SERIES_BIN_S),
-        "over_nodes": _bin_means(over.sum(1).astype(np.float64), dt, SERIES_BIN_S),
+        "open_nodes": _bin_means(n_open.astype(np.float64), dt, bin_s),
+        "over_nodes": _bin_means(over.sum(1).astype(np.float64), dt, bin_s),
     }
     return _block(p, metrics, series)
 
