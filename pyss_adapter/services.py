@@ -199,6 +199,8 @@ def new_replay(trace: Trace, owner: Any, settings: ReplaySettings) -> Replay:
         estimates=settings.estimates,
         mode=settings.mode,
         processors=settings.processors,
+        placement=settings.placement,
+        placement_options=settings.placement_record() if settings.placement else {},
     )
     enqueue(replay, "pyss_adapter.tasks.run_replay")  # by name: no import of the task module
     return replay
@@ -211,7 +213,13 @@ def run_pending_replay(replay_id: int) -> str:
 
 def _replay_claimed(claim: Claim) -> dict[str, Any]:
     replay = Replay.objects.select_related("trace").get(pk=claim.pk)
-    settings = ReplaySettings(replay.scheduler, replay.estimates, replay.mode, replay.processors)
+    base = {
+        "scheduler": replay.scheduler,
+        "estimates": replay.estimates,
+        "mode": replay.mode,
+        "processors": replay.processors,
+    }
+    settings = ReplaySettings.from_record(base, replay.placement, replay.placement_options)
     swf = swf_trace_for(replay.trace)
     claim.progress(0.1)
     result, summary = simulate(swf, settings, lambda f: claim.progress(0.1 + 0.85 * f))
