@@ -18,6 +18,7 @@ so the loop cannot fail (a recorded schedule over the machine size raises
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -153,7 +154,7 @@ class ClusterPlacement:
     def choose(self, cands: list[int], j: int, remaining: int, piece: int, now: float) -> int:
         raise NotImplementedError
 
-    def pick(self, cands: list[int], scores: list[float], j: int, piece: int) -> int:
+    def pick(self, cands: list[int], scores: Sequence[float], j: int, piece: int) -> int:
         """The highest score; ties to the lowest id, or at random with ``tie=random``."""
         best = max(scores)
         ties = [n for n, s in zip(cands, scores, strict=True) if s == best]

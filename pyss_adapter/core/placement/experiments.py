@@ -113,6 +113,7 @@ def t0_rows(seed: int = 0, nodes: int = 100, pods: int = 400) -> list[dict[str, 
 
 def _t0_case(name: str, target: float | None, use: np.ndarray, nodes: int) -> dict[str, Any]:
     cap, req, predicted = 8000.0, 500.0, 750.0
+    x_tlp = 40.0 if target is None else target
     requested = np.zeros(nodes)
     actual = np.zeros(nodes)
     bind: list[list[tuple[float, float]]] = [[] for _ in range(nodes)]
@@ -128,7 +129,7 @@ def _t0_case(name: str, target: float | None, use: np.ndarray, nodes: int) -> di
             elif name == "tlp":
                 missing = sum(predicted for tb, _ in bind[n] if tb > t_w - 60.0)
                 scores.append(
-                    tlp_score(100 * (avg[n] * cap / 100 + predicted + missing) / cap, target)
+                    tlp_score(100 * (avg[n] * cap / 100 + predicted + missing) / cap, x_tlp)
                 )
             else:
                 scores.append(lvrb_node_score((req, cap, avg[n], std[n])))

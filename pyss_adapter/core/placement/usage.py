@@ -60,7 +60,7 @@ def _sm_array(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def h_array(seed: int, a: np.ndarray, b: np.ndarray | int, c: np.ndarray | int) -> np.ndarray:
+def h_array(seed: int, a: np.ndarray | int, b: np.ndarray | int, c: np.ndarray | int) -> np.ndarray:
     """Vectorised :func:`h` (uint64 arithmetic wraps mod 2^64 as the scalar one does)."""
     a, b, c = np.broadcast_arrays(*(np.asarray(v).astype(np.int64) for v in (a, b, c)))
     z = np.full(a.shape, seed & _M64, dtype=np.uint64)
@@ -187,7 +187,7 @@ class UsageModel:
         mu = np.asarray(mu, dtype=np.float64)
         if self.model == "beta":
             return np.sqrt(self.rho * mu * (1.0 - mu))
-        if self.model == "azure" and self.azure is not None:
+        if self.model == "azure" and self.azure is not None and self._azure_mean is not None:
             cv = float(np.mean(self.azure.std(axis=1) / np.maximum(self._azure_mean, 1e-12)))
             return np.minimum(mu * cv, 0.5)
         return np.zeros_like(mu)
@@ -204,10 +204,12 @@ class UsageModel:
         if self.model == "beta":
             r = np.zeros(len(ranks), np.int64) if self.corr == "job" else ranks
             return beta_quantile(np.full(len(ranks), u), self.rho, h_array(self.seed, jid, r, k))
-        a = self.azure
+        a, mean = self.azure, self._azure_mean
+        if a is None or mean is None:
+            raise UsageError("the azure usage model needs the VM series")
         v = int(h(self.seed, jid, 0, 0) * a.shape[0])
         o = int(h(self.seed, jid, 1, 0) * a.shape[1])
-        x = u * a[v, (o + k) % a.shape[1]] / max(self._azure_mean[v], 1e-12)
+        x = u * a[v, (o + k) % a.shape[1]] / max(float(mean[v]), 1e-12)
         return np.full(len(ranks), min(max(x, 0.0), 1.0))
 
     def describe(self) -> dict:
