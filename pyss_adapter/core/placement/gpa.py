@@ -111,12 +111,6 @@ def pack(
     return bins
 
 
-def _bin_size(items: list[int], mu, var, perc, estimator: Estimator) -> float:
-    return estimator.size(
-        float(mu[items].sum()), float(var[items].sum()), float(perc[items].sum()), len(items)
-    )
-
-
 def rebalance(
     bins: list[list[int]],
     mu: np.ndarray,
@@ -136,20 +130,26 @@ def rebalance(
     if len(bins) < 2:
         return bins
     perc = np.zeros(len(mu)) if perc is None else np.asarray(perc)
-    var = np.asarray(sigma, dtype=np.float64) ** 2
-    mu = np.asarray(mu, dtype=np.float64)
-    last = bins[-1]
+    item = [
+        (float(m), float(s) ** 2, float(p), 1.0) for m, s, p in zip(mu, sigma, perc, strict=True)
+    ]
+    sums = [[sum(item[i][k] for i in b) for k in range(4)] for b in bins]
+    size = estimator.size
+    order = [sorted(b, key=lambda i: (-item[i][0], i)) for b in bins]
+    last = len(bins) - 1
     limit = len(mu) if max_moves is None else max_moves
     for _ in range(limit):
-        others = sorted(
-            range(len(bins) - 1), key=lambda b: (-_bin_size(bins[b], mu, var, perc, estimator), b)
-        )
+        others = sorted(range(last), key=lambda b: (-size(*sums[b]), b))
         moved = False
         for b in others:
-            for i in sorted(bins[b], key=lambda i: (-mu[i], i)):
-                if _bin_size(last + [i], mu, var, perc, estimator) <= c + TOL:
+            for i in order[b]:
+                new = [a + d for a, d in zip(sums[last], item[i], strict=True)]
+                if size(*new) <= c + TOL:
+                    order[b].remove(i)
                     bins[b].remove(i)
-                    last.append(i)
+                    sums[b] = [a - d for a, d in zip(sums[b], item[i], strict=True)]
+                    bins[last].append(i)
+                    sums[last] = new
                     moved = True
                     break
             if moved:

@@ -31,3 +31,11 @@ def test_g1_machines_grow_as_the_estimator_gets_stricter() -> None:
     est = [("gpa", 0.1), ("gpa", 0.01), ("gpa", 0.001)]
     m = [r["m_abs"] for r in g1_rows(x, c, instances=2, items=200, seed=4, estimators=est)]
     assert m == sorted(m)
+
+
+def test_rebalance_fills_the_last_machine_from_the_largest_others() -> None:
+    from pyss_adapter.core.placement.gpa import Estimator, rebalance
+
+    mu, sigma = np.array([0.6, 0.6, 0.3]), np.zeros(3)
+    # L = {2} (0.3) takes item 0 (0.6, from the first of two equal machines); then nothing fits.
+    assert rebalance([[0], [1], [2]], mu, sigma, Estimator("av", 1.0)) == [[1], [2, 0]]
