@@ -13,6 +13,9 @@ class Replay(LongRun):
     estimates = models.CharField(max_length=16, default="requested")
     mode = models.CharField(max_length=16, default="default")
     processors = models.PositiveIntegerField(null=True, blank=True)
+    placement = models.CharField(max_length=24, blank=True, default="")
+    # The placement's options, usage model and seed (ReplaySettings.placement_record).
+    placement_options = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
 
     class Meta:

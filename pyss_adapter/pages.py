@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path
+from django.utils.safestring import mark_safe
 
 from pyss_adapter.models import Replay
 from queuecast import charts, labels
@@ -34,6 +35,9 @@ def replay_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     if replay.status == Status.DONE:
         context["charts"] = replay_charts(replay.result or {})
+        block = (replay.result or {}).get("placement")
+        if block:
+            context["placement"] = placement_context(block)
     return render(request, "runs/replay.html", context)
 
 
@@ -74,6 +78,66 @@ def utilisation_chart(series: dict[str, Any]) -> dict[str, Any]:
     )
     spec["options"]["scales"]["y"]["max"] = 1
     return spec
+
+
+def placement_context(block: dict[str, Any]) -> dict[str, Any]:
+    """The placement card row, its metrics table and charts (spec placement.md §4.5)."""
+    series = block.get("series") or {}
+    bin_s = float(series.get("bin_s") or 1800.0)
+    charts_out: dict[str, Any] = {}
+    lines = {
+        k: series[k]
+        for k in ("active_nodes", "hot_nodes", "open_nodes", "over_nodes")
+        if series.get(k)
+    }
+    if lines:
+        days = [round(i * bin_s / 86400.0, 3) for i in range(len(next(iter(lines.values()))))]
+        names = {k: k.replace("_", " ") for k in lines}
+        charts_out["nodes"] = charts.line(
+            days,
+            {names[k]: v for k, v in lines.items()},
+            x_title="days since the first submission",
+            y_title="nodes",
+        )
+    if series.get("credit_mean"):
+        days = [round(i * bin_s / 86400.0, 3) for i in range(len(series["credit_mean"]))]
+        charts_out["credits"] = charts.line(
+            days,
+            {"mean credits": series["credit_mean"], "std across nodes": series["credit_std"]},
+            x_title="days since the first submission",
+            y_title="CPU credits",
+        )
+    metrics = {k: v for k, v in (block.get("metrics") or {}).items() if v is not None}
+    return {
+        "block": block,
+        "metrics": metrics,
+        "charts": charts_out,
+        "heatmap": heatmap_svg(series.get("util_heatmap"), float(series.get("heatmap_bin_s") or 0)),
+    }
+
+
+def heatmap_svg(rows: list[list[float]] | None, bin_s: float) -> str:
+    """Node utilisation over time as an inline SVG: one row per node, white 0% to dark 100%."""
+    if not rows:
+        return ""
+    width, cell_h = 800, max(2, min(12, 360 // len(rows)))
+    cell_w = width / max(len(rows[0]), 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="{width}" '
+        f'height="{cell_h * len(rows)}" role="img" aria-label="node utilisation over time">'
+    ]
+    for i, row in enumerate(rows):
+        for k, value in enumerate(row):
+            if value != value:  # NaN: past the end
+                continue
+            shade = int(255 - 2.2 * min(max(value, 0.0), 100.0))
+            parts.append(
+                f'<rect x="{k * cell_w:.1f}" y="{i * cell_h}" width="{cell_w + 0.5:.1f}" '
+                f'height="{cell_h}" fill="rgb({shade},{shade},255)"><title>node {i}, '
+                f"day {k * bin_s / 86400:.1f}: {value:.0f}%</title></rect>"
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - numbers only, built here
 
 
 urlpatterns = [path("runs/replays/<int:pk>/", replay_detail, name="replay-page")]

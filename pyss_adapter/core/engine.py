@@ -15,6 +15,11 @@ termination at ``t`` is handled after the submissions at ``t``, yet the passes
 made for those submissions already see the processors free. ``_release_at``
 holds those processors and gives them back as the clock reaches ``t``.
 
+A placement (``core/placement``) puts each started job on nodes and frees them at
+its end (or when its processors come back early); it only observes, except CASH with
+credits, which moves ends through :meth:`Engine.set_end`. Without one the loop pays
+one ``is None`` test per start and finish.
+
 A :class:`~pyss_adapter.core.policy.SubmitPolicy` may see every arrival first and
 resize or hold it (``core/policy.py``); held jobs wait in a second heap and enter
 the queue at their release time. With no policy the loop does what it always did.
@@ -91,6 +96,8 @@ class Engine:
     policy : SubmitPolicy, optional
         Sees every arrival (``on_submit``) and may resize or postpone it;
         ``on_start``/``on_finish`` are called when the policy defines them.
+    placement : Placement, optional
+        Bound already (``placement.bind``); hears every start, finish and clock move.
     """
 
     def __init__(
@@ -102,9 +109,15 @@ class Engine:
         submit_guard: bool = False,
         progress: Callable[[float], None] | None = None,
         policy: SubmitPolicy | None = None,
+        placement: Any = None,
     ) -> None:
         self.jobs = jobs
         self.policy = policy
+        self.placement = placement
+        self._place = getattr(placement, "on_start", None)
+        self._unplace = getattr(placement, "on_finish", None)
+        self._advance = getattr(placement, "advance", None)
+        self._moves_ends = bool(getattr(placement, "changes_runtime", False))
         # Without a policy the hot path pays one ``is None`` test per start.
         self._on_start = getattr(policy, "on_start", None)
         self._on_finish = getattr(policy, "on_finish", None)
@@ -149,6 +162,8 @@ class Engine:
         self._heap: list[tuple[float, int, int, int]] = []
         self._seq = 0
         self._release_at: dict[float, int] = {}
+        self._release_jobs: dict[float, list[int]] = {}  # with a placement only
+        self._end_seq: list[int] = [0] * n if self._moves_ends else []
 
     def start(self, j: int) -> None:
         """Start queued job ``j`` now: take its processors, plan its termination."""
@@ -170,8 +185,46 @@ class Engine:
         if end == expected:
             self._release_at[end] = self._release_at.get(end, 0) + p
             self.released[j] = 1
+            if self._place is not None:
+                self._release_jobs.setdefault(end, []).append(j)
+        if self._place is not None:
+            if self._moves_ends:
+                self._end_seq[j] = seq
+            self._place(self, j, now)
         if self._on_start is not None:
             self._on_start(self, j, now)
+
+    def set_end(self, j: int, t: float) -> None:
+        """Move running job ``j``'s end to ``t`` (a placement whose nodes slow jobs down)."""
+        if not self._moves_ends:
+            raise RuntimeError("set_end needs a placement that changes runtimes")
+        if self.state[j] != _RUNNING:
+            raise IllegalTransition(j, self.state[j], JobState.DONE)
+        start, p = self.start_s[j], self.procs[j]
+        old = start + self.runtime[j]
+        if self.released[j] and old > self.now:
+            left = self._release_at[old] - p
+            if left:
+                self._release_at[old] = left
+            else:
+                del self._release_at[old]
+            self._release_jobs[old].remove(j)
+            self.released[j] = 0
+        self.runtime[j] = t - start
+        self._seq += 1
+        self._end_seq[j] = self._seq
+        heappush(self._heap, (t, TERMINATE, self._seq, j))
+        if t == start + self.est[j] and t > self.now and not self.released[j]:
+            self._release_at[t] = self._release_at.get(t, 0) + p
+            self._release_jobs.setdefault(t, []).append(j)
+            self.released[j] = 1
+
+    def _released_now(self, t: float) -> None:
+        """Processors back at ``t``: the placement frees those jobs' nodes too."""
+        self.free += self._release_at.pop(t)
+        if self._unplace is not None:
+            for j in self._release_jobs.pop(t, ()):
+                self._unplace(self, j, t)
 
     def wake_at(self, t: float) -> None:
         """Make a pass at ``t`` (> now), after the submissions and terminations of ``t``.
@@ -229,6 +282,8 @@ class Engine:
         pass and handles the terminations.
         ``squeue --start`` estimates use it (``core/start_estimate.py``).
         """
+        if kwargs.get("placement") is not None:
+            raise ValueError("a start estimate never places jobs: no placement with from_state")
         engine = cls(jobs, scheduler, **kwargs)
         engine.now = now = float(now)
         n, procs = len(jobs), engine.procs
@@ -270,6 +325,7 @@ class Engine:
         schedule_new = getattr(self.scheduler, "schedule_new", None)
         dynamic, guard, progress = self.estimates.dynamic, self.submit_guard, self.progress
         held, on_finish = self._held, self._on_finish
+        unplace, advance, end_seq = self._unplace, self._advance, self._end_seq
         has_policy = self.policy is not None
         on_submit: Any = self.policy.on_submit if self.policy is not None else None
         # settled: the last pass checked every queued job and nothing was freed since,
@@ -299,11 +355,15 @@ class Engine:
                     raise IllegalTransition(j, state[j], JobState.QUEUED)
                 ask = has_policy
             else:
-                t, _, _, j = heappop(heap)
+                t, _, seq, j = heappop(heap)
+                if end_seq and j >= 0 and seq != end_seq[j]:
+                    continue  # an end the placement has moved since
                 if t != now:
+                    if advance is not None:
+                        advance(self, t)
                     self.now = now = t
                     if t in release_at:
-                        self.free += release_at.pop(t)
+                        self._released_now(t)
                 if j < 0:  # a wake-up: only a pass
                     schedule(self)
                     settled = True
@@ -315,6 +375,8 @@ class Engine:
                 del running[bisect_left(running, key_of[j])]
                 if not released[j]:
                     self.free += procs[j]
+                    if unplace is not None:
+                        unplace(self, j, t)
                 if dynamic:
                     self.estimates.at_finish(j, t, self.runtime[j])
                 if on_finish is not None:
@@ -323,9 +385,11 @@ class Engine:
                 settled = True
                 continue
             if t != now:
+                if advance is not None:
+                    advance(self, t)
                 self.now = now = t
                 if t in release_at:
-                    self.free += release_at.pop(t)
+                    self._released_now(t)
                     settled = False
             if ask and self._decide(j, on_submit(self, j, t), t):
                 continue
@@ -379,7 +443,7 @@ class Engine:
         jobs = self.jobs
         # Without a policy the jobs ran as requested: the input arrays are the truth.
         as_run: dict[str, Any] = {}
-        if self.policy is not None:
+        if self.policy is not None or self._moves_ends:
             as_run = {
                 "n_procs": np.asarray(self.procs, dtype=jobs.n_procs.dtype),
                 "runtime_s": np.asarray(self.runtime, dtype=np.float64),
@@ -397,5 +461,6 @@ class Engine:
             scheduler=self.scheduler.name,
             estimates=self.estimates.name,
             decisions=dict(self.decisions),
+            placement=self.placement.result() if self.placement is not None else {},
             **as_run,
         )

@@ -41,6 +41,9 @@ class SimJobs:
     machine_procs : int
     mode : str
     notes : dict of str to int, how many records each conversion rule touched.
+    cpu_frac, mem_kb : ndarray of float64, shape (n,), or None. Raw SWF field 6 / field 4
+        (CPU share of each allocated core, unclipped) and field 7 (KB per processor);
+        NaN where the log has no value. Placement's ``usage.py`` clips and imputes.
     """
 
     job_id: np.ndarray
@@ -52,6 +55,8 @@ class SimJobs:
     machine_procs: int
     mode: str
     notes: dict[str, int] = field(default_factory=dict)
+    cpu_frac: np.ndarray | None = None
+    mem_kb: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -78,6 +83,17 @@ def _column(jobs: pd.DataFrame, name: str) -> np.ndarray:
     return jobs[name].to_numpy(dtype=np.float64)
 
 
+def _usage_columns(jobs: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Raw field 6 / field 4 and field 7 (NaN when missing), for placement only."""
+    if "avg_cpu_time" not in jobs:
+        nan = np.full(len(jobs), np.nan)
+        return {"cpu_frac": nan, "mem_kb": nan.copy()}
+    f6, f4, f7 = (_column(jobs, c) for c in ("avg_cpu_time", "run_time", "used_memory"))
+    valid = (f6 > 0) & (f4 > 0)
+    cpu = np.where(valid, f6 / np.where(f4 > 0, f4, 1.0), np.nan)
+    return {"cpu_frac": cpu, "mem_kb": np.where(f7 > 0, f7, np.nan)}
+
+
 def _pyss_arrays(jobs: pd.DataFrame, n: int) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     submit = np.trunc(_column(jobs, "submit_time"))
     run = _column(jobs, "run_time")  # PySS parses field 4 with float()
@@ -100,6 +116,7 @@ def _pyss_arrays(jobs: pd.DataFrame, n: int) -> tuple[dict[str, np.ndarray], dic
         "estimate_s": estimate,
         "n_procs": procs.astype(np.int64),
         "user_id": jobs["user_id"].to_numpy(dtype=np.int64),
+        **_usage_columns(jobs),
     }
     return cols, notes
 
@@ -128,6 +145,7 @@ def _default_arrays(jobs: pd.DataFrame, n: int) -> tuple[dict[str, np.ndarray], 
         "estimate_s": estimate[keep],
         "n_procs": np.minimum(procs[keep], n),
         "user_id": jobs["user_id"].to_numpy(dtype=np.int64)[keep],
+        **{k: v[keep] for k, v in _usage_columns(jobs).items()},
     }
     return cols, notes
 

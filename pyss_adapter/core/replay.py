@@ -13,6 +13,8 @@ from pyss_adapter.core.engine import Engine, ReplayResult, Scheduler
 from pyss_adapter.core.estimates import EstimateSource, estimate_source
 from pyss_adapter.core.fcfs import FcfsScheduler
 from pyss_adapter.core.jobs import SimJobs, sim_jobs
+from pyss_adapter.core.placement.base import Placement
+from pyss_adapter.core.placement.usage import UsageModel
 from pyss_adapter.core.policy import SubmitPolicy
 
 SCHEDULERS: dict[str, type] = {
@@ -34,10 +36,15 @@ def replay_jobs(
     estimates: str | EstimateSource | np.ndarray | Callable | None = "requested",
     progress: Callable[[float], None] | None = None,
     policy: SubmitPolicy | None = None,
+    placement: Placement | None = None,
+    usage: UsageModel | None = None,
+    cores_per_node: tuple[int, str] = (8, "virtual"),
 ) -> ReplayResult:
     """Replay converted jobs; see :class:`pyss_adapter.core.engine.Engine`.
 
     ``policy`` sees every arrival and may resize or hold it (``core/policy.py``).
+    ``placement`` (with the jobs' ``usage`` and ``(cores per node, source)``) puts the
+    started jobs on nodes (``core/placement``).
     """
     engine = Engine(
         jobs,
@@ -45,8 +52,15 @@ def replay_jobs(
         estimate_source(estimates),
         progress=progress,
         policy=policy,
+        placement=placement,
     )
+    if placement is not None:
+        if usage is None:
+            raise ValueError("a placement needs the jobs' usage model")
+        placement.bind(engine, usage, *cores_per_node)
     result = engine.run()
+    if placement is not None:
+        result.placement_log = placement.log.arrays()
     result.meta.update(mode=jobs.mode, machine_procs=jobs.machine_procs, notes=dict(jobs.notes))
     return result
 

@@ -35,6 +35,8 @@ class ReplayResult:
     n_procs, runtime_s, requested_s, release_s : ndarray, shape (n,), the jobs as run
         (default: the input's ``n_procs``, ``runtime_s``, ``estimate_s``, ``submit_s``).
     decisions : dict of job index to the policy's ``SubmitDecision`` (changed jobs only).
+    placement : dict, the placement block (``core/placement``; empty without placement).
+    placement_log : dict of arrays, every piece: job index, node, cores, t_on, t_off.
     """
 
     jobs: SimJobs
@@ -52,6 +54,8 @@ class ReplayResult:
     requested_s: np.ndarray = None  # type: ignore[assignment]
     release_s: np.ndarray = None  # type: ignore[assignment]
     decisions: dict = field(default_factory=dict)
+    placement: dict = field(default_factory=dict)
+    placement_log: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         jobs = self.jobs

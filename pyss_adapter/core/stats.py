@@ -214,6 +214,8 @@ def summarise(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict:
     out = {name: observe(result) for name, observe in OBSERVERS.items()}
     if result.decisions:
         out["policy"] = policy_view(result)
+    if result.placement:
+        out["placement"] = result.placement
     out["utilisation_series"] = utilisation_series(result, bin_s)
     out["run"] = {
         "scheduler": result.scheduler,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from pyss_adapter import services
 from pyss_adapter.models import Replay
@@ -123,3 +124,43 @@ def test_replaying_a_trace_that_is_not_done_is_409(alice, small) -> None:
     Trace.objects.filter(pk=small.pk).update(status=Status.RUNNING)
     response = api_for(alice).post(f"/api/traces/{small.pk}/replays/", {}, format="json")
     assert response.status_code == 409
+
+
+def test_a_replay_with_a_placement_stores_its_block_and_series(
+    alice, small, django_capture_on_commit_callbacks
+) -> None:
+    client = api_for(alice)
+    body = {"placement": "tlp", "placement_options": {"target": 50}, "cores_per_node": 8,
+            "usage_fill": 1.0}  # fmt: skip
+    response = start(client, small, django_capture_on_commit_callbacks, **body)
+    assert response.status_code == 202, response.data
+    assert response.data["placement"] == "tlp"
+    assert response.data["placement_options"]["options"] == {"target": 50}
+    detail = client.get(response.data["url"]).data
+    assert detail["status"] == Status.DONE, detail["error"]
+    block = detail["statistics"]["placement"]
+    assert block["name"] == "tlp" and block["options"]["target"] == 50
+    assert block["cluster"]["cores_per_node"] == 8
+    assert "series" not in block
+    assert len(detail["placement_series"]["active_nodes"]) >= 1
+    browser = Client()
+    browser.force_login(alice)
+    page = browser.get(f"/runs/replays/{response.data['id']}/")
+    assert page.status_code == 200
+    assert b"Placement" in page.content and b"<svg" in page.content
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"placement": "nope"}, "placement"),
+        ({"placement": "tlp", "placement_options": {"targett": 1}}, "placement_options"),
+        ({"placement": "tlp", "cores_per_node": 0}, "cores_per_node"),
+    ],
+)
+def test_bad_placement_requests_are_400_naming_the_field(
+    alice, small, django_capture_on_commit_callbacks, body, field
+) -> None:
+    response = start(api_for(alice), small, django_capture_on_commit_callbacks, **body)
+    assert response.status_code == 400
+    assert field in str(response.data)

@@ -3,6 +3,10 @@
 python manage.py replay (TRACE_NAME | --swf PATH) [--scheduler fcfs|easy|conservative]
     [--estimates requested|tsafrir] [--mode default|pyss] [--processors N]
     [--output jobs.csv] [--json stats.json]
+    [--placement NAME [--placement-opt KEY=VALUE]... [--cores-per-node C]
+     [--usage-model constant|beta] [--usage-rho R] [--usage-corr rank|job]
+     [--usage-sample-s S] [--usage-knowledge oracle|history] [--usage-fill F]
+     [--seed N] [--placement-log allocations.csv]]   (docs/placement.md)
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from pyss_adapter.core.estimates import ESTIMATE_NAMES
 from pyss_adapter.core.jobs import MODES
+from pyss_adapter.core.placement import PLACEMENT_NAMES
+from pyss_adapter.core.placement.report import allocation_frame, placement_lines
 from pyss_adapter.core.pyss_io import result_frame
 from pyss_adapter.core.replay import SCHEDULERS
 from pyss_adapter.services import ReplaySettings, simulate
@@ -41,11 +47,27 @@ class Command(BaseCommand):
         parser.add_argument("--processors", type=int, help="machine size (default: header)")
         parser.add_argument("--output", help="per-job CSV: " + ",".join(CSV_COLUMNS))
         parser.add_argument("--json", help="write the statistics here")
+        group = parser.add_argument_group("placement (docs/placement.md)")
+        group.add_argument("--placement", choices=list(PLACEMENT_NAMES), default="")
+        group.add_argument("--placement-opt", action="append", default=[], metavar="KEY=VALUE")
+        group.add_argument("--cores-per-node", type=int)
+        group.add_argument("--usage-model", choices=["constant", "beta"], default="constant")
+        group.add_argument("--usage-rho", type=float, default=0.1)
+        group.add_argument("--usage-corr", choices=["rank", "job"], default="rank")
+        group.add_argument("--usage-sample-s", type=float, default=300.0)
+        group.add_argument("--usage-knowledge", choices=["oracle", "history"], default="oracle")
+        group.add_argument("--usage-fill", type=float)
+        group.add_argument("--seed", type=int, default=0)
+        group.add_argument("--placement-log", help="job_id,node,cores,t_on,t_off per piece")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
             settings = ReplaySettings(
-                opts["scheduler"], opts["estimates"], opts["mode"], opts["processors"]
+                opts["scheduler"],
+                opts["estimates"],
+                opts["mode"],
+                opts["processors"],
+                **_placement_settings(opts),
             )
             swf = resolve_trace(opts["trace_name"], opts["swf"])
             started = time.perf_counter()
@@ -55,6 +77,13 @@ class Command(BaseCommand):
             raise CommandError(exc.detail) from exc
         elapsed = time.perf_counter() - started
         self._report(summary, elapsed, len(result.jobs))
+        if result.placement:
+            for line in placement_lines(result.placement):
+                self.stdout.write(line)
+        if opts["placement_log"] and result.placement:
+            frame = allocation_frame(result)
+            frame.to_csv(opts["placement_log"], index=False, float_format="%.10g")
+            self.stdout.write(f"wrote {opts['placement_log']} ({len(frame)} pieces)")
         if opts["output"]:
             frame = result_frame(result)[CSV_COLUMNS]
             frame.to_csv(opts["output"], index=False, float_format="%.10g")
@@ -90,6 +119,31 @@ class Command(BaseCommand):
         for name, left, right, fmt in rows:
             self.stdout.write(f"{name:<28}{_fmt(left, fmt):>14}{_fmt(right, fmt):>14}")
         self.stdout.write(f"{'utilisation':<28}{a['utilisation']:>14.3f}{'-':>14}")
+
+
+def _placement_settings(opts: dict[str, Any]) -> dict[str, Any]:
+    if not opts["placement"]:
+        if opts["placement_opt"] or opts["placement_log"]:
+            raise CommandError("--placement-opt and --placement-log need --placement NAME")
+        return {}
+    options = {}
+    for item in opts["placement_opt"]:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--placement-opt must be KEY=VALUE; got {item!r}")
+        options[key.strip()] = value.strip()
+    return {
+        "placement": opts["placement"],
+        "placement_options": options,
+        "cores_per_node": opts["cores_per_node"],
+        "usage_model": opts["usage_model"],
+        "usage_rho": opts["usage_rho"],
+        "usage_corr": opts["usage_corr"],
+        "usage_sample_s": opts["usage_sample_s"],
+        "usage_knowledge": opts["usage_knowledge"],
+        "usage_fill": opts["usage_fill"],
+        "seed": opts["seed"],
+    }
 
 
 def _fmt(value: float | int | None, fmt: str) -> str:
