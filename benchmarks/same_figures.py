@@ -19,12 +19,16 @@ import argparse
 import os
 import sys
 import time
-
-sys.path.insert(0, os.getcwd())  # the checkout whose code is measured
+from pathlib import Path
 
 import numpy as np  # noqa: E402
 from _common import table, traces_dir  # noqa: E402
 
+# The checkout whose code is measured goes first, ahead of this script's own checkout (which
+# ``_common`` puts on the path).
+sys.path.insert(0, os.getcwd())
+
+import predictor  # noqa: E402
 from predictor.core.state.request import RequestBatch, as_batch  # noqa: E402
 from predictor.core.state.snapshot import from_log  # noqa: E402
 from predictor.core.state.sweep import compute_state  # noqa: E402
@@ -100,6 +104,7 @@ def main() -> None:
     group.add_argument("--check", help="compare with figures saved by --save")
     args = parser.parse_args()
     methods = parse_methods(args.methods)
+    print(f"code measured: {Path(predictor.__file__).parent.parent}", file=sys.stderr)
     out: dict[str, np.ndarray] = {}
     for trace in args.traces.split(","):
         out.update(figures(trace, methods, args.rows, args.arrivals, args.candidates))
