@@ -108,3 +108,17 @@ def test_running_job_past_its_estimate_is_expected_to_end_in_a_second():
 @pytest.mark.parametrize("req, fallback, expected", [(3600, 10, 3600), (0, 700, 700), (-1, 0, 1)])
 def test_estimate_is_the_request_else_the_fallback(req, fallback, expected):
     assert estimates(np.array([req]), np.array([fallback])).tolist() == [expected]
+
+
+def test_an_empty_machine_starts_a_full_size_request_at_once():
+    why = explain(state([], []), 100, 60)
+    assert (why.reason, why.start_s) == ("nothing", 0)
+    assert sooner(state([], []), why, 60).best is None
+
+
+def test_a_full_size_head_that_fits_starts_first_and_no_smaller_size_helps():
+    # The head (100 for 10 min) starts at once and takes the whole machine.
+    s = state([], [(100, 600)])
+    why = explain(s, 100, 60)
+    assert (why.reason, why.start_s, why.alone_start_s) == ("jobs_ahead", 600, 0)
+    assert sooner(s, why, 60).best is None
