@@ -23,8 +23,6 @@ RANK = {app: k for k, app in enumerate(LAYERS)}
 PENDING = {
     ("pyss_adapter/core/snapshot.py", "predictor.core.state.request"),
     ("pyss_adapter/core/snapshot.py", "predictor.core.state.snapshot"),
-    ("jobmolding/core/policy.py", "holdqueue.core.delay"),
-    ("jobmolding/core/policy.py", "holdqueue.core.holdqueue"),
 }
 
 
