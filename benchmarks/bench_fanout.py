@@ -56,7 +56,7 @@ def start_worker(queue: str, concurrency: int, log_path: str) -> subprocess.Pope
     command = [sys.executable, "-m", "celery", "-A", "queuecast", "worker", "-P", "prefork",
                "-c", str(concurrency), "-Q", queue, "-n", f"{queue}-{concurrency}@%h",
                "--without-gossip", "--without-mingle", "--loglevel=WARNING"]  # fmt: skip
-    log = open(log_path, "wb")  # noqa: SIM115 (closed with the process)
+    log = open(log_path, "wb")  # closed with the process
     return subprocess.Popen(command, cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=log)
 
 
@@ -90,7 +90,7 @@ def run_once(args: argparse.Namespace, swf: str, workers: int, log_path: str) ->
         worker.wait(timeout=60)
 
 
-def figures(run) -> dict:  # noqa: ANN001
+def figures(run) -> dict:
     keys = ("aae_s", "correct_share", "success_rate", "coverage")
     return {m: {k: r.get(k) for k in keys if k in r} for m, r in run.result.items()}
 

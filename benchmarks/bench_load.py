@@ -52,7 +52,7 @@ def child(path: Path, repeat: int) -> dict:
     return {"backend": connection.vendor, "jobs": jobs, "parse_s": parse_s, "ingest_s": best}
 
 
-def _timed(fn):  # noqa: ANN001, ANN202
+def _timed(fn):
     start = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - start
@@ -69,7 +69,7 @@ def run_child(env: dict[str, str], path: Path, repeat: int) -> dict:
 
 
 @contextmanager
-def scratch_postgres(url: str):  # noqa: ANN201
+def scratch_postgres(url: str):
     """A fresh database on the server of ``url``; yields its URL, drops it after."""
     import psycopg2
 

@@ -73,7 +73,7 @@ def bodies(info: dict, n: int, seed: int) -> list[bytes]:
 class Client(threading.Thread):
     """One closed-loop client: post, wait for the answer, post again, until ``stop``."""
 
-    def __init__(self, port: int, path: str, token: str, payloads: list[bytes], stop) -> None:  # noqa: ANN001
+    def __init__(self, port: int, path: str, token: str, payloads: list[bytes], stop) -> None:
         super().__init__(daemon=True)
         self.port, self.path, self.payloads, self.stop = port, path, payloads, stop
         self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}

@@ -34,7 +34,7 @@ from rest_framework.test import APIClient  # noqa: E402
 from traces.services import ingest_swf  # noqa: E402
 
 
-def random_bodies(trace, jobs_users: np.ndarray, n: int, rng: np.random.Generator) -> list[dict]:  # noqa: ANN001
+def random_bodies(trace, jobs_users: np.ndarray, n: int, rng: np.random.Generator) -> list[dict]:
     lo, hi = trace.first_submit_s, trace.last_submit_s
     return [
         {

@@ -116,7 +116,7 @@ class SiteJob(models.Model):
             return None
         return (self.ended_at - self.started_at).total_seconds()
 
-    def save(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def save(self, *args, **kwargs) -> None:
         if not self.tag:
             self.tag = f"queuecast-{uuid.uuid4().hex[:16]}"
         super().save(*args, **kwargs)

@@ -19,6 +19,7 @@ from holdqueue.pages_decision import sentences_for, start_check
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live
 from queuecast.errors import QueuecastError
+from queuecast.permissions import can_change
 
 LIST_LIMIT = 50
 
@@ -74,8 +75,7 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
 def hold_queue(request: HttpRequest, pk: int) -> HttpResponse:
     site = get_object_or_404(Site, pk=pk)
     held = job_services.hold_queue(site).select_related("owner")
-    rows = [{"job": j, "mine": request.user.is_staff or j.owner_id == request.user.pk}
-            for j in held]  # fmt: skip
+    rows = [{"job": j, "mine": can_change(request.user, j)} for j in held]
     return render(request, "sites/holdqueue.html", {"nav": "sites", "site": site, "rows": rows})
 
 

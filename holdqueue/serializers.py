@@ -11,6 +11,7 @@ from rest_framework import serializers
 from holdqueue.core.directives import allow_list_problem
 from holdqueue.models import Site, SiteJob
 from holdqueue.services.backends import max_timeout_s
+from queuecast.permissions import can_change
 from traces.models import Trace
 
 SECRET_NAME = re.compile(
@@ -331,8 +332,7 @@ class HeldJobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def _sees(self, job: SiteJob) -> bool:
-        user = self.context["request"].user
-        return bool(user.is_staff or job.owner_id == user.pk)
+        return can_change(self.context["request"].user, job)
 
     def get_mine(self, job: SiteJob) -> bool:
         return job.owner_id == self.context["request"].user.pk

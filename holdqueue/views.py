@@ -43,7 +43,7 @@ JOB_ID = OpenApiParameter("jid", OpenApiTypes.INT, OpenApiParameter.PATH)
 class StaffCreates(BasePermission):
     message = "Only staff users create or delete sites."
 
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
+    def has_permission(self, request, view) -> bool:
         if request.method in SAFE_METHODS or view.action not in ("create", "destroy"):
             return True
         return bool(request.user.is_staff)

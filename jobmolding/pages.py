@@ -14,9 +14,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path
 
+from jobmolding.core.policy import STRATEGIES
+from jobmolding.core.runtime_models import RUNTIME_MODELS
 from jobmolding.models import MoldingRun
+from predictor.pages_runs import LIST_LIMIT
 from queuecast import charts, labels
 from queuecast.longrun import Status
+from queuecast.permissions import visible_to
 
 FIGURES = (
     "jobs",
@@ -32,11 +36,19 @@ FIGURES = (
 )
 
 
+def runs_block(user: Any) -> dict[str, Any]:
+    """The molding runs form and list on the runs page (``page_parts.RUNS_LIST``)."""
+    runs = visible_to(MoldingRun.objects.select_related("trace", "owner"), user)
+    return {
+        "strategies": list(STRATEGIES),
+        "runtime_models": list(RUNTIME_MODELS),
+        "runs": runs[:LIST_LIMIT],
+    }
+
+
 @login_required
 def molding_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    runs = MoldingRun.objects.select_related("trace", "owner")
-    if not request.user.is_staff:
-        runs = runs.filter(owner=request.user)
+    runs = visible_to(MoldingRun.objects.select_related("trace", "owner"), request.user)
     run = get_object_or_404(runs, pk=pk)
     context: dict[str, Any] = {
         "nav": "runs",

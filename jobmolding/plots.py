@@ -14,7 +14,7 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 PLOTS = ("load", "response_by_class", "sizes")
 STRATEGY_ORDER = ("baseline", "molding", "delay")

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
-from rest_framework.response import Response
 
 from jobmolding import services
 from jobmolding.models import MoldingRun
 from jobmolding.plots import PLOTS
 from jobmolding.serializers import MoldingRequestSerializer, MoldingRunSerializer
+from queuecast.permissions import visible_to
 from traces.models import Trace
+from traces.run_start import StartRunOnTrace
 
 
 class MoldingRunViewSet(
@@ -35,9 +42,7 @@ class MoldingRunViewSet(
         runs = MoldingRun.objects.select_related("owner", "trace")
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user
             return runs.none()
-        if not self.request.user.is_staff:
-            runs = runs.filter(owner=self.request.user)
-        return runs
+        return visible_to(runs, self.request.user)
 
     @extend_schema(
         parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, enum=list(PLOTS))],
@@ -50,16 +55,15 @@ class MoldingRunViewSet(
         return HttpResponse(png, content_type="image/png")
 
 
-class TraceMoldingViewSet(viewsets.ViewSet):
+@extend_schema_view(
+    create=extend_schema(request=MoldingRequestSerializer, responses={202: MoldingRunSerializer})
+)
+class TraceMoldingViewSet(StartRunOnTrace):
     """Start a molding evaluation of a stored trace; answers 202 with the run's URL."""
 
     permission_classes = [IsAuthenticated]
+    request_serializer = MoldingRequestSerializer
+    run_serializer = MoldingRunSerializer
 
-    @extend_schema(request=MoldingRequestSerializer, responses={202: MoldingRunSerializer})
-    def create(self, request: Request, trace_pk: str) -> Response:
-        trace = get_object_or_404(Trace, pk=trace_pk)
-        form = MoldingRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        run = services.new_molding_run(trace, request.user, form.settings())
-        body = MoldingRunSerializer(run, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+    def start(self, trace: Trace, user: Any, form: Any) -> MoldingRun:
+        return services.new_molding_run(trace, user, form.settings())

@@ -39,7 +39,7 @@ class LoadFunctionsViewSet(viewsets.ViewSet):
         return Response(LoadFunctionsSerializer(services_runtime.load_functions(trace)).data)
 
 
-def register(router) -> None:  # noqa: ANN001
+def register(router) -> None:
     router.register(
         r"traces/(?P<trace_pk>\d+)/predictions/runtime",
         RuntimePredictionViewSet,

@@ -26,7 +26,7 @@ class WaitPredictionViewSet(viewsets.ViewSet):
         return Response(WaitAnswerSerializer(answer).data)
 
 
-def register(router) -> None:  # noqa: ANN001
+def register(router) -> None:
     router.register(
         r"traces/(?P<trace_pk>\d+)/predictions/wait",
         WaitPredictionViewSet,

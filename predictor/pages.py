@@ -18,11 +18,10 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import path
 
-from holdqueue.models import Site
-from predictor import pages_rangeset, pages_runs, pages_site, services_runtime, services_wait
+from predictor import pages_rangeset, pages_runs, services_runtime, services_wait
 from predictor.models import EvaluationRun
 from predictor.serializers_wait import WaitQuerySerializer
-from queuecast import humanize
+from queuecast import humanize, page_parts
 from queuecast.errors import QueuecastError
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -33,7 +32,7 @@ CONFIDENCES = [(c, f"{round(c * 100)}%") for c in (0.5, 0.8, 0.9, 0.95, 0.99)]
 
 class PredictForm(forms.Form):
     site = forms.ModelChoiceField(
-        queryset=Site.objects.all(),
+        queryset=None,  # the live sites' app fills it (queuecast.page_parts.PREDICT_SITE)
         required=False,
         label="Live site",
         help_text="Predict for submitting now to a site Queuecast fronts.",
@@ -66,6 +65,14 @@ class PredictForm(forms.Form):
     confidence = forms.TypedChoiceField(
         choices=CONFIDENCES, coerce=float, initial=0.9, label="Interval confidence"
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        sites = page_parts.part(page_parts.PREDICT_SITE, "site")
+        if sites is None:
+            del self.fields["site"]
+        else:
+            self.fields["site"].queryset = sites.sites()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -149,6 +156,7 @@ def in_form_words(trace: Trace, field: str, errors: list[Any]) -> tuple[str | No
 
 def site_answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     site = form.cleaned_data["site"]
+    pages_site = page_parts.part(page_parts.PREDICT_SITE, "site")
     raw, errors = pages_site.site_answer(site, user, form.cleaned_data)
     names = {"procs": "procs", "time_limit_s": "time_limit", "user": "user_id"}
     for field, messages in errors.items():

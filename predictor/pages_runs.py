@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
@@ -23,24 +22,21 @@ from predictor.models import EvaluationRun
 from pyss_adapter.core.estimates import ESTIMATE_NAMES
 from pyss_adapter.core.replay import SCHEDULERS
 from pyss_adapter.models import Replay
-from queuecast import charts, humanize, labels
+from queuecast import charts, humanize, labels, page_parts
 from queuecast.longrun import Status
+from queuecast.page_parts import RUNS_LIST
+from queuecast.permissions import visible_to
 from traces.models import Trace
 
 BUSY = (Status.PENDING, Status.RUNNING)
 LIST_LIMIT = 50
 
 
-def visible(runs: QuerySet, user: Any) -> QuerySet:
-    """The API's rule: a user sees their own runs, staff see all."""
-    return runs if user.is_staff else runs.filter(owner=user)
-
-
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
     """Start runs and list yours, newest first."""
-    evaluations = visible(EvaluationRun.objects.select_related("trace", "owner"), request.user)
-    replays = visible(Replay.objects.select_related("trace", "owner"), request.user)
+    evaluations = visible_to(EvaluationRun.objects.select_related("trace", "owner"), request.user)
+    replays = visible_to(Replay.objects.select_related("trace", "owner"), request.user)
     traces = Trace.objects.filter(status=Status.DONE).order_by("name")
     context = {
         "nav": "runs",
@@ -50,7 +46,8 @@ def runs(request: HttpRequest) -> HttpResponse:
         "selected_trace": request.GET.get("trace"),
         "wait_methods": WAIT_METHODS,
         "runtime_methods": services_runtime.parse_methods(None),
-        "molding": molding_context(request.user),
+        # blocks of higher apps (the molding runs): queuecast.page_parts.RUNS_LIST
+        **{name: part(request.user) for name, part in page_parts.parts(RUNS_LIST).items()},
         "next_urls": {
             k: reverse(name, args=[0]).replace("/0/", "/{id}/")
             for k, name in (
@@ -65,24 +62,10 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/list.html", context)
 
 
-def molding_context(user: Any) -> dict[str, Any]:
-    """The molding runs form and list (the molding app's run API and models)."""
-    from jobmolding.core.policy import STRATEGIES
-    from jobmolding.core.runtime_models import RUNTIME_MODELS
-    from jobmolding.models import MoldingRun
-
-    runs = visible(MoldingRun.objects.select_related("trace", "owner"), user)
-    return {
-        "strategies": list(STRATEGIES),
-        "runtime_models": list(RUNTIME_MODELS),
-        "runs": runs[:LIST_LIMIT],
-    }
-
-
 @login_required
 def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
-        visible(EvaluationRun.objects.select_related("trace", "owner"), request.user), pk=pk
+        visible_to(EvaluationRun.objects.select_related("trace", "owner"), request.user), pk=pk
     )
     context: dict[str, Any] = {
         "nav": "runs",

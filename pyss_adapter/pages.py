@@ -15,7 +15,8 @@ from django.urls import path
 
 from pyss_adapter.models import Replay
 from queuecast import charts, labels
-from queuecast.longrun import Status, visible_to
+from queuecast.longrun import Status
+from queuecast.permissions import visible_to
 
 WAIT_WORDS = {"0": "no wait"}  # the simulator's first wait class: jobs that started at once
 MAX_POINTS = 2000  # utilisation bins drawn at most (longer series are averaged in blocks)

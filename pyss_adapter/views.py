@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
-from rest_framework.permissions import SAFE_METHODS, BasePermission
-from rest_framework.request import Request
-from rest_framework.response import Response
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, viewsets
 
 from pyss_adapter import services
 from pyss_adapter.models import Replay
@@ -17,19 +15,9 @@ from pyss_adapter.serializers import (
     ReplayRequestSerializer,
     ReplaySerializer,
 )
-from queuecast.longrun import visible_to
+from queuecast.permissions import IsOwnerOrStaffToChange, visible_to
 from traces.models import Trace
-
-
-class IsOwnerOrStaffToChange(BasePermission):
-    message = "Only the replay's owner or a staff user may delete it."
-
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
-        return bool(request.user and request.user.is_authenticated)
-
-    def has_object_permission(self, request, view, obj) -> bool:  # noqa: ANN001
-        user = request.user
-        return request.method in SAFE_METHODS or user.is_staff or obj.owner_id == user.pk
+from traces.run_start import StartRunOnTrace
 
 
 class ReplayViewSet(
@@ -51,16 +39,15 @@ class ReplayViewSet(
         return ReplayDetailSerializer if self.action == "retrieve" else ReplaySerializer
 
 
-class TraceReplayViewSet(viewsets.ViewSet):
+@extend_schema_view(
+    create=extend_schema(request=ReplayRequestSerializer, responses={202: ReplaySerializer})
+)
+class TraceReplayViewSet(StartRunOnTrace):
     """Start a replay of a stored trace; answers 202 with the replay's URL."""
 
     permission_classes = [IsOwnerOrStaffToChange]
+    request_serializer = ReplayRequestSerializer
+    run_serializer = ReplaySerializer
 
-    @extend_schema(request=ReplayRequestSerializer, responses={202: ReplaySerializer})
-    def create(self, request: Request, trace_pk: str) -> Response:
-        trace = get_object_or_404(Trace, pk=trace_pk)
-        form = ReplayRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        replay = services.new_replay(trace, request.user, form.settings())
-        body = ReplaySerializer(replay, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+    def start(self, trace: Trace, user: Any, form: Any) -> Replay:
+        return services.new_replay(trace, user, form.settings())

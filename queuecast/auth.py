@@ -11,7 +11,7 @@ class TokenRateThrottle(AnonRateThrottle):
 
     scope = "token"
 
-    def get_cache_key(self, request, view):  # noqa: ANN001, ANN201
+    def get_cache_key(self, request, view):
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
 

@@ -40,6 +40,7 @@ from queuecast.errors import QueuecastError, ServiceUnavailable
 from queuecast.heartbeat import BEATER, lease_dead_reason, stale_before, worker_id
 from queuecast.limits import Deadline, memory_ceiling
 from queuecast.models import RunLease
+from queuecast.permissions import visible_to as visible_to  # the read rule, one copy
 
 logger = logging.getLogger(__name__)
 ERROR_CHARS = 10_000
@@ -100,11 +101,6 @@ class LongRun(models.Model):
             cls.objects.filter(pk=pk).exclude(status=Status.DONE).update(
                 status=Status.FAILED, error=reason[:ERROR_CHARS], finished_at=timezone.now()
             )
-
-
-def visible_to(runs: models.QuerySet, user: Any) -> models.QuerySet:
-    """The one read rule of every kind of run: its owner, or staff (docs/operations.md)."""
-    return runs if user.is_staff else runs.filter(owner=user)
 
 
 @dataclass

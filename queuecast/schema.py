@@ -46,7 +46,7 @@ def error_codes(path: str, method: str, operation: dict[str, Any]) -> list[str]:
     return codes
 
 
-def document_error_responses(result: dict[str, Any], generator, request, public) -> dict:  # noqa: ANN001
+def document_error_responses(result: dict[str, Any], generator, request, public) -> dict:
     """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"])."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for path, operations in result.get("paths", {}).items():

@@ -77,3 +77,56 @@ def synthetic_log(n: int = 400, seed: int = 0, queues: int = 2) -> pd.DataFrame:
 def small_log() -> pd.DataFrame:
     """400 jobs, 2 queues, 6 users, same-second bursts, a few unknown waits and runtimes."""
     return synthetic_log()
+
+
+# --- users and clients (service tier: the test needs the database) -------------------------
+@pytest.fixture
+def alice():
+    """A plain user (no password: hashing one costs half a second)."""
+    from tests.service.traces_support import make_user
+
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob():
+    """A second plain user, who must not see alice's rows."""
+    from tests.service.traces_support import make_user
+
+    return make_user("bob")
+
+
+@pytest.fixture
+def staff_user():
+    from tests.service.traces_support import make_user
+
+    return make_user("root", staff=True)
+
+
+@pytest.fixture
+def staff_api(staff_user):
+    """DRF client authenticated as the staff user."""
+    from tests.service.traces_support import api_for
+
+    return api_for(staff_user)
+
+
+@pytest.fixture
+def alice_token_api(alice):
+    """DRF client that sends alice's token (``Authorization: Token ...``), as a script would."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+    return client
+
+
+@pytest.fixture
+def browser(alice):
+    """Django test client logged in as alice (the pages)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(alice)
+    return client

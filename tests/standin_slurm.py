@@ -100,7 +100,7 @@ class StandIn:
             path.write_text(HEADER + COMMON.format(state=str(self.state)) + body.format())
             path.chmod(path.stat().st_mode | stat.S_IEXEC)
 
-    def on_path(self, monkeypatch) -> StandIn:  # noqa: ANN001
+    def on_path(self, monkeypatch) -> StandIn:
         monkeypatch.setenv("PATH", f"{self.folder}{os.pathsep}{os.environ['PATH']}")
         return self
 

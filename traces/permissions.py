@@ -1,20 +1,9 @@
-"""Who may do what with a trace: any logged-in user reads, the owner or staff change."""
+"""Who may do what with a trace: any logged-in user reads, the owner or staff change.
 
-from __future__ import annotations
+The rule is the one every app uses (``queuecast.permissions``); kept under this name for
+the traces app's views and pages.
+"""
 
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from queuecast.permissions import IsOwnerOrStaffToChange, can_change
 
-
-def can_change(user, trace) -> bool:  # noqa: ANN001 - user model and Trace
-    """The one rule, shared by the API and the pages."""
-    return bool(user and user.is_authenticated and (user.is_staff or trace.owner_id == user.pk))
-
-
-class IsOwnerOrStaffToChange(BasePermission):
-    message = "Only the trace's owner or a staff user may change or delete it."
-
-    def has_permission(self, request, view) -> bool:  # noqa: ANN001
-        return bool(request.user and request.user.is_authenticated)
-
-    def has_object_permission(self, request, view, obj) -> bool:  # noqa: ANN001
-        return request.method in SAFE_METHODS or can_change(request.user, obj)
+__all__ = ["IsOwnerOrStaffToChange", "can_change"]

@@ -33,7 +33,7 @@ from traces.serializers import (
 class SizeLimitedMultiPartParser(MultiPartParser):
     """Refuses an oversized upload from its Content-Length before reading the body."""
 
-    def parse(self, stream, media_type=None, parser_context=None):  # noqa: ANN001, ANN201
+    def parse(self, stream, media_type=None, parser_context=None):
         request = (parser_context or {}).get("request")
         if request is not None:
             services.check_request_size(request.META.get("CONTENT_LENGTH"))
@@ -45,7 +45,7 @@ class SwfRenderer(BaseRenderer):
     format = "swf"
     charset = "utf-8"
 
-    def render(self, data, accepted_media_type=None, renderer_context=None):  # noqa: ANN001, ANN201
+    def render(self, data, accepted_media_type=None, renderer_context=None):
         return data if isinstance(data, str | bytes) else json.dumps(data)
 
 

@@ -37,7 +37,7 @@ def schedule_release(job: SiteJob) -> bool:
         return False
     try:
         task_named("holdqueue.tasks.release_site_job").apply_async((job.pk,), eta=job.release_at)
-    except Exception as exc:  # noqa: BLE001 - broker down: the row stays, the sweep releases it
+    except Exception as exc:  # broker down: the row stays, the sweep releases it
         log.warning(
             "release task for job %s not queued (%s); the sweep will release it", job.pk, exc
         )

@@ -20,7 +20,7 @@ SYNC_OVERLAP_S = 300.0  # re-read a little before the last sync: accounting lags
 SLURM_STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "CANCELLED": 5}
 
 
-def history_frame(site) -> pd.DataFrame:  # noqa: ANN001 - Site
+def history_frame(site) -> pd.DataFrame:
     """The site's finished jobs with the SWF columns, by submit time (the predictor's input)."""
     rows = list(
         SiteHistory.objects.filter(site=site)
@@ -52,7 +52,7 @@ def history_frame(site) -> pd.DataFrame:  # noqa: ANN001 - Site
     return frame
 
 
-def history_rows(site, jobs: list[BackendJob]) -> list[SiteHistory]:  # noqa: ANN001
+def history_rows(site, jobs: list[BackendJob]) -> list[SiteHistory]:
     out = []
     for j in jobs:
         if j.start_ts is None or j.end_ts is None:
@@ -74,13 +74,13 @@ def history_rows(site, jobs: list[BackendJob]) -> list[SiteHistory]:  # noqa: AN
     return out
 
 
-def record_finished(site, finished: list[BackendJob], until: dt.datetime) -> int:  # noqa: ANN001
+def record_finished(site, finished: list[BackendJob], until: dt.datetime) -> int:
     """Upsert finished jobs into the history, move our jobs to finished; rows added."""
     return record_finished_and_extras(site, finished, until)[0]
 
 
 def record_finished_and_extras(
-    site,  # noqa: ANN001
+    site,
     finished: list[BackendJob],
     until: dt.datetime,
 ) -> tuple[int, list[BackendJob]]:
@@ -99,13 +99,13 @@ def record_finished_and_extras(
     return len(fresh), extras
 
 
-def record_active(site, active: list[BackendJob]) -> list[BackendJob]:  # noqa: ANN001
+def record_active(site, active: list[BackendJob]) -> list[BackendJob]:
     """Our jobs' live states (pending, running) as the backend reports them; returns the
     extra copies of a job (same tag, another id)."""
     return jobstate.apply(site, active)
 
 
-def sync_since(site) -> float:  # noqa: ANN001
+def sync_since(site) -> float:
     """Unix time to ask the backend for finished jobs from."""
     base = site.synced_until or site.epoch
     return base.timestamp() - SYNC_OVERLAP_S

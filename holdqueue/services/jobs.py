@@ -45,6 +45,7 @@ from holdqueue.services.idempotency import body_hash, replayed
 from holdqueue.services.live import decide_for_arrival
 from holdqueue.services.outcomes import DOWN, attempt, mark_submitted, retry_or_fail
 from jobmolding.core.hold import shifted_release
+from queuecast.permissions import visible_to
 
 __all__ = ["mark_submitted", "schedule_release", "setting"]  # re-exported for older imports
 
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 
 def visible_jobs(site: Site, user: Any) -> QuerySet[SiteJob]:
     jobs = SiteJob.objects.filter(site=site).select_related("owner")
-    return jobs if user.is_staff else jobs.filter(owner=user)
+    return visible_to(jobs, user)
 
 
 def get_job(site: Site, user: Any, job_id: int) -> SiteJob:

@@ -59,7 +59,7 @@ def each(ids: list[Any], step: Callable[[Any], Any], what: str, errors: list[str
             done += bool(step(item))
         except WAITING_FOR_BACKEND as exc:
             log.info("%s %s waits for its batch system: %s", what, item, exc)
-        except Exception as exc:  # noqa: BLE001 - one bad row never stops the others
+        except Exception as exc:  # one bad row never stops the others
             log.exception("sweep: %s %s failed", what, item)
             errors.append(f"{what} {item}: {exc}")
             if isinstance(item, int):

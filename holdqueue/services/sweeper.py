@@ -67,7 +67,7 @@ class Sweeper:
         close_old_connections()
         try:
             fn(*args)
-        except Exception:  # noqa: BLE001 - logged; the next pass retries
+        except Exception:  # logged; the next pass retries
             log.exception("hold-queue sweep: %s %s failed", *key)
         finally:
             connection.close()  # this thread's own connection
@@ -95,7 +95,7 @@ class Sweeper:
                 started = time.monotonic()
                 try:
                     self.pass_once()
-                except Exception:  # noqa: BLE001 - the loop must outlive one bad pass
+                except Exception:  # the loop must outlive one bad pass
                     log.exception("hold-queue sweep pass failed")
                 time.sleep(max(every_s - (time.monotonic() - started), 0.1))
         finally:

@@ -21,7 +21,7 @@ import multiprocessing as mp
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def merge(parts: Sequence[Any]) -> Any:
     for f in fields(first):
         items = [getattr(p, f.name) for p in parts]
         values[f.name] = _concat(f.name, items)
-    return replace(first, **values)
+    return replace(cast(Any, first), **values)
 
 
 def _concat(name: str, items: list[Any]) -> Any:

@@ -271,7 +271,7 @@ class Engine:
         dynamic, guard, progress = self.estimates.dynamic, self.submit_guard, self.progress
         held, on_finish = self._held, self._on_finish
         has_policy = self.policy is not None
-        on_submit = self.policy.on_submit if has_policy else None
+        on_submit: Any = self.policy.on_submit if self.policy is not None else None
         # settled: the last pass checked every queued job and nothing was freed since,
         # so a submission only has to look at the new job (see Scheduler.schedule_new).
         settled = False
@@ -378,7 +378,7 @@ class Engine:
             raise RuntimeError("some jobs never started: the engine stalled")
         jobs = self.jobs
         # Without a policy the jobs ran as requested: the input arrays are the truth.
-        as_run = {}
+        as_run: dict[str, Any] = {}
         if self.policy is not None:
             as_run = {
                 "n_procs": np.asarray(self.procs, dtype=jobs.n_procs.dtype),

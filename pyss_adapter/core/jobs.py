@@ -20,6 +20,7 @@ Two modes:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -142,7 +143,7 @@ def sim_jobs_from_arrays(
 ) -> SimJobs:
     """Build :class:`SimJobs` from ready arrays (tests, start-time estimates)."""
     size = len(submit_s)
-    cols = {
+    cols: dict[str, Any] = {
         "job_id": np.arange(1, size + 1) if job_id is None else np.asarray(job_id),
         "submit_s": np.asarray(submit_s, dtype=np.float64),
         "runtime_s": np.asarray(runtime_s, dtype=np.float64),

@@ -61,7 +61,7 @@ def write_pyss_swf(jobs: SimJobs, dest: str | Path | IO[str], note: str = "") ->
     """Write the SWF for PySS to ``dest``; return the number of job lines."""
     text = "\n".join(pyss_swf_lines(jobs, note)) + "\n"
     if hasattr(dest, "write"):
-        dest.write(text)  # type: ignore[union-attr]
+        dest.write(text)
     else:
         Path(dest).write_text(text)
     return len(jobs)

@@ -46,10 +46,11 @@ class ReplayResult:
     scheduler: str
     estimates: str
     meta: dict = field(default_factory=dict)
-    n_procs: np.ndarray | None = None
-    runtime_s: np.ndarray | None = None
-    requested_s: np.ndarray | None = None
-    release_s: np.ndarray | None = None
+    # None means "as in the input": __post_init__ fills them, so they are arrays after init.
+    n_procs: np.ndarray = None  # type: ignore[assignment]
+    runtime_s: np.ndarray = None  # type: ignore[assignment]
+    requested_s: np.ndarray = None  # type: ignore[assignment]
+    release_s: np.ndarray = None  # type: ignore[assignment]
     decisions: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:

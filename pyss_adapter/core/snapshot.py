@@ -44,6 +44,7 @@ from traces.core.swf import SWF_FIELDS
 
 if TYPE_CHECKING:
     from pyss_adapter.core.engine import Engine
+    from pyss_adapter.core.jobs import SimJobs
 
 _CENSORED = ("wait_time", "run_time")
 
@@ -162,7 +163,7 @@ class EngineSnapshots:
         return np.asarray(alive, dtype=np.int64)
 
 
-def _job_columns(jobs: object, log: pd.DataFrame | None) -> dict[str, np.ndarray]:
+def _job_columns(jobs: SimJobs, log: pd.DataFrame | None) -> dict[str, np.ndarray]:
     """Writable SWF columns in the engine's job order, from ``log`` or from the jobs."""
     n = len(jobs.job_id)
     if log is not None:

@@ -122,7 +122,7 @@ class _Sweep:
         return queued, list(self.running)
 
 
-class _Known(Exception):  # noqa: N818 - a signal, not an error
+class _Known(Exception):  # a signal, not an error
     """The target's start is known: the forward simulation has its answer."""
 
 

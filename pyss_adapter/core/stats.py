@@ -26,6 +26,7 @@ too); :func:`policy_view` adds the molded and held shares and the wait in the qu
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def utilisation(result: ReplayResult) -> float:
     return area / (jobs.machine_procs * span) if span > 0 else 0.0
 
 
-def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[str, list]:
+def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[str, Any]:
     """Utilisation per ``bin_s`` bin from the first submission: mean busy fraction in each bin.
 
     Uses the integral of busy processors, ``F(t) = sum_j p_j * clip(t - start_j, 0, run_j)``,
@@ -70,20 +71,27 @@ def utilisation_series(result: ReplayResult, bin_s: float = UTIL_BIN_S) -> dict[
         return {"bin_s": bin_s, "t0_s": 0.0, "utilisation": []}
     t0 = float(jobs.submit_s.min())
     edges = np.arange(t0, float(result.end_s.max()) + bin_s, bin_s)
-    area = _busy_integral(result.start_s, result.n_procs, edges) - _busy_integral(
-        result.end_s, result.n_procs, edges
-    )
+    area = busy_integral(result.start_s, result.end_s, result.n_procs, edges)
     util = np.diff(area) / (jobs.machine_procs * bin_s)
     return {"bin_s": bin_s, "t0_s": t0, "utilisation": np.round(util, 6).tolist()}
 
 
-def _busy_integral(times: np.ndarray, procs: np.ndarray, at: np.ndarray) -> np.ndarray:
-    order = np.argsort(times, kind="stable")
-    t, p = times[order], procs[order].astype(np.float64)
-    cum_p = np.concatenate([[0.0], np.cumsum(p)])
-    cum_pt = np.concatenate([[0.0], np.cumsum(p * t)])
-    k = np.searchsorted(t, at, side="right")
-    return at * cum_p[k] - cum_pt[k]
+def busy_integral(
+    start: np.ndarray, end: np.ndarray, procs: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """``F(t) = sum_j p_j clip(t - start_j, 0, end_j - start_j)`` at each ``at``: the
+    processor-seconds used by ``t`` (the busy-CPU curve's integral), with sorted cumulative
+    sums of ``p`` and ``p * time`` (shape of ``at``)."""
+
+    def ramp(times: np.ndarray) -> np.ndarray:
+        order = np.argsort(times, kind="stable")
+        t, p = times[order], np.asarray(procs, np.float64)[order]
+        cum_p = np.concatenate([[0.0], np.cumsum(p)])
+        cum_pt = np.concatenate([[0.0], np.cumsum(p * t)])
+        k = np.searchsorted(t, at, side="right")
+        return at * cum_p[k] - cum_pt[k]
+
+    return ramp(np.asarray(start, np.float64)) - ramp(np.asarray(end, np.float64))
 
 
 def all_jobs_view(result: ReplayResult) -> dict:
@@ -126,8 +134,10 @@ def pyss_view(result: ReplayResult) -> dict:
     return {
         "view": "pyss",
         "n_jobs": int(len(chosen)),
-        "mean_wait_min": _mean(m["wait_s"][chosen]) / 60.0 if len(chosen) else None,
-        "mean_response_min": _mean(m["response_s"][chosen]) / 60.0 if len(chosen) else None,
+        "mean_wait_min": cast(float, _mean(m["wait_s"][chosen])) / 60.0 if len(chosen) else None,
+        "mean_response_min": cast(float, _mean(m["response_s"][chosen])) / 60.0
+        if len(chosen)
+        else None,
         "mean_slowdown": _mean(m["slowdown"][chosen]),
         "mean_bounded_slowdown": _mean(m["bsld"][chosen]),
         "mean_estimated_slowdown": _mean(m["response_s"][chosen] / est),

@@ -27,7 +27,7 @@ def percent(fraction: float | None, digits: int = 0) -> str:
 
 
 @register.filter
-def get(mapping: dict | None, key: str):  # noqa: ANN201 (any value)
+def get(mapping: dict | None, key: str):
     """``{{ row|get:"aae_s" }}``: a dict item whose key is not an identifier."""
     return (mapping or {}).get(key)
 

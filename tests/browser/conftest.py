@@ -63,7 +63,7 @@ def driver() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(driver, live_server) -> Iterator[Any]:  # noqa: ANN001
+def page(driver, live_server) -> Iterator[Any]:
     """The driver on a fresh session; the console must be clean when the test ends."""
     driver.delete_all_cookies()
     driver.set_window_size(*DESKTOP)

@@ -73,7 +73,7 @@ def chart_drawn(driver: Any, canvas_id: str) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def fresh_models(settings, tmp_path) -> None:  # noqa: ANN001
+def fresh_models(settings, tmp_path) -> None:
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
     services_wait.MODELS.clear()
     services_runtime.MODELS.clear()

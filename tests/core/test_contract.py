@@ -14,11 +14,13 @@ import pandas as pd
 import pytest
 
 from predictor.core.runtime.history import build_context
+from predictor.core.runtime.rangeset_predictor import RangeSetPredictor
 from predictor.core.runtime.registry import FACTORIES as RUNTIME
 from predictor.core.runtime.registry import make_method as make_runtime
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
 from predictor.core.state.sweep import compute_state
+from predictor.core.wait.apq import APQ
 from predictor.core.wait.registry import FACTORIES as WAIT
 from predictor.core.wait.registry import make_method as make_wait
 from predictor.core.wait.types import WaitContext
@@ -36,7 +38,7 @@ def contract_log() -> pd.DataFrame:
     return jobs
 
 
-def fitted(kind: str, name: str, jobs: pd.DataFrame, seed: int = 0):  # noqa: ANN201
+def fitted(kind: str, name: str, jobs: pd.DataFrame, seed: int = 0):
     """A fresh method of the registry, fitted on ``jobs`` with the first N_TUNE rows tuning."""
     if kind == "wait":
         ctx = WaitContext(jobs, compute_state(jobs), N_TUNE, PROCS)
@@ -45,11 +47,11 @@ def fitted(kind: str, name: str, jobs: pd.DataFrame, seed: int = 0):  # noqa: AN
 
 
 @cache
-def fitted_on_log(kind: str, name: str):  # noqa: ANN201
+def fitted_on_log(kind: str, name: str):
     return fitted(kind, name, contract_log())
 
 
-def answers(pred) -> np.ndarray:  # noqa: ANN001
+def answers(pred) -> np.ndarray:
     """A prediction as numbers: waits (and bounds), or every range of every rangeSet."""
     if hasattr(pred, "wait_s"):
         upper = pred.upper_s if pred.upper_s is not None else np.zeros_like(pred.wait_s)
@@ -167,3 +169,26 @@ def test_an_empty_batch_answers_nothing(kind, name):
     method = fitted_on_log(kind, name)
     assert answers(method.predict(snapshot_at_row(jobs, AT_ROW), [])).size == 0
     assert answers(method.predict_rows(np.zeros(0, dtype=np.int64))).size == 0
+
+
+@pytest.mark.parametrize(("kind", "name"), METHODS, ids=IDS)
+def test_init_stores_keyword_parameters_only(kind: str, name: str) -> None:
+    """``__init__`` keeps its keyword parameters as attributes of the same name and nothing
+    else (no private cache, no learned state); ``get_params`` returns them, so
+    ``type(m)(**m.get_params())`` is the same unfitted method."""
+    method = make_wait(name, 7) if kind == "wait" else make_runtime(name, 7)
+    state = vars(method)
+    assert all(not k.startswith("_") and not k.endswith("_") for k in state), sorted(state)
+    assert method.get_params() == state
+    assert vars(type(method)(**method.get_params())) == state
+
+
+def test_apq_and_rangeset_keep_the_parameters_they_are_given() -> None:
+    apq = APQ(k=3, chain="median")
+    assert apq.get_params() == {"k": 3, "chain": "median"}
+    assert (apq.params.k, apq.params.chain) == (3, "median")
+    rangeset = RangeSetPredictor(min_runtime_s=5.0)
+    assert rangeset.get_params() == {"min_runtime_s": 5.0}
+    ctx = build_context(contract_log(), PROCS, n_tune=N_TUNE)
+    assert rangeset.settings(ctx).min_runtime_s == 5.0
+    assert RangeSetPredictor().settings(ctx) is ctx.params

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from traces.core.demo import compressed, demo_trace
+from pyss_adapter.core.demo import compressed, demo_trace
 from traces.core.synthetic import MODELS, generate_lublin
 
 

@@ -12,7 +12,7 @@ from jobmolding.core.choice import choose_size, response_ranges
 from jobmolding.core.score import point_prediction, rangeset_score, score_candidates
 
 
-def rs(low, high, prob):  # noqa: ANN001, ANN201
+def rs(low, high, prob):
     return SimpleNamespace(
         low_s=np.asarray(low, float),
         high_s=np.asarray(high, float),

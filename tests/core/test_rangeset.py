@@ -124,7 +124,7 @@ def test_point_prediction_is_the_probability_weighted_median() -> None:
     assert rs.contains(40.0) and not rs.contains(25.0)
 
 
-def _history_trace(extra: list[dict] | None = None):  # noqa: ANN202
+def _history_trace(extra: list[dict] | None = None):
     """User 1 runs 12 jobs of 4 procs (runtime 100 or 200), one after the other."""
     rows = [
         {
@@ -139,7 +139,7 @@ def _history_trace(extra: list[dict] | None = None):  # noqa: ANN202
     return make_jobs(rows + (extra or []))
 
 
-def _predict(jobs, user: int, size: int, t: float, req: float = 1000.0) -> RangeSet:  # noqa: ANN001
+def _predict(jobs, user: int, size: int, t: float, req: float = 1000.0) -> RangeSet:
     ctx = build_context(jobs, 8, RuntimeParams(), n_tune=4)
     model = RangeSetPredictor().fit(ctx)
     request = JobRequest(user=user, procs=size, queue=1, group=1, req_time_s=req, submit_s=t)

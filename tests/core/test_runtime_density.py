@@ -11,7 +11,7 @@ from tests.conftest import synthetic_log
 N_TUNE, PROCS = 200, 128
 
 
-def jobs_with_requests(seed: int = 5):  # noqa: ANN201
+def jobs_with_requests(seed: int = 5):
     jobs = synthetic_log(500, seed=seed)
     jobs["requested_time"] = (jobs["run_time"].abs() * 2).round() + 60
     return jobs

@@ -14,11 +14,11 @@ from predictor.core.runtime.targets import RuntimeTargets
 from tests.core.test_load import make_jobs
 
 
-def _ctx(rows: list[dict], n_tune: int = 1):  # noqa: ANN202
+def _ctx(rows: list[dict], n_tune: int = 1):
     return build_context(make_jobs(rows), 8, n_tune=n_tune)
 
 
-def targets_of(ctx, index: list[int]) -> RuntimeTargets:  # noqa: ANN001
+def targets_of(ctx, index: list[int]) -> RuntimeTargets:
     return RuntimeTargets.from_rows(ctx, np.array(index))
 
 

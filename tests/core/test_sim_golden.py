@@ -168,7 +168,7 @@ def test_array_estimates_drive_the_backfill_decision() -> None:
 def test_a_callable_gives_the_estimates_from_the_jobs() -> None:
     rows = [(0, 100, 100, 6), (1, 50, 50, 8), (2, 200, 200, 3)]
 
-    def shorter_for_narrow(jobs):  # noqa: ANN001, ANN202
+    def shorter_for_narrow(jobs):
         return np.where(jobs.n_procs == 3, 90.0, jobs.estimate_s)
 
     result = replay_jobs(_jobs(rows, 10), "easy", shorter_for_narrow)

@@ -13,7 +13,7 @@ from pyss_adapter.core.replay import replay_jobs
 from pyss_adapter.core.stats import all_jobs_view, policy_view, summarise, utilisation
 
 
-def _jobs(rows: list[tuple[float, float, float, int]], procs: int):  # noqa: ANN202
+def _jobs(rows: list[tuple[float, float, float, int]], procs: int):
     """rows: (submit, runtime, estimate, processors)."""
     submit, run, est, n = (np.array(c) for c in zip(*rows, strict=True))
     return sim_jobs_from_arrays(submit, run, est, n, procs)

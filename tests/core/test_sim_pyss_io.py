@@ -26,11 +26,11 @@ SWF = """; MaxProcs: 10
 """
 
 
-def _trace():  # noqa: ANN202
+def _trace():
     return read_swf(io.BytesIO(SWF.encode()), name="io.swf")
 
 
-def test_exported_swf_replays_to_the_same_schedule_in_pyss_mode(tmp_path) -> None:  # noqa: ANN001
+def test_exported_swf_replays_to_the_same_schedule_in_pyss_mode(tmp_path) -> None:
     jobs = sim_jobs(_trace().jobs, 10, "pyss")
     out = tmp_path / "for_pyss.swf"
     assert write_pyss_swf(jobs, out) == 5

@@ -10,7 +10,7 @@ from pyss_adapter.core.jobs import sim_jobs_from_arrays
 from pyss_adapter.core.recorded import RecordedScheduler
 
 
-def _jobs(rows: list[tuple[float, float, float, int]], procs: int):  # noqa: ANN202
+def _jobs(rows: list[tuple[float, float, float, int]], procs: int):
     submit, run, est, n = (np.array(c) for c in zip(*rows, strict=True))
     return sim_jobs_from_arrays(submit, run, est, n, procs)
 

@@ -15,14 +15,14 @@ from tests.conftest import synthetic_log
 MACHINE = 64
 
 
-def _log():  # noqa: ANN202
+def _log():
     log = synthetic_log(300, seed=5)
     keep = (log["wait_time"] >= 0) & (log["run_time"] >= 0)
     return log[keep].reset_index(drop=True)
 
 
 class Recorder:
-    def __init__(self, log, decisions=None) -> None:  # noqa: ANN001
+    def __init__(self, log, decisions=None) -> None:
         self.log, self.decisions = log, decisions or {}
         self.snaps = {}
 
@@ -92,7 +92,7 @@ def test_snapshots_need_a_policy_and_the_current_time() -> None:
     assert seen == [True]
 
 
-def replay_scheduler():  # noqa: ANN201
+def replay_scheduler():
     from pyss_adapter.core.easy import EasyScheduler
 
     return EasyScheduler()

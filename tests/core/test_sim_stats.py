@@ -23,7 +23,7 @@ BACKFILL = dict(
 )  # fmt: skip
 
 
-def _result(**kw):  # noqa: ANN003, ANN202
+def _result(**kw):
     return replay_jobs(sim_jobs_from_arrays(**kw), "easy")
 
 
@@ -43,7 +43,7 @@ def test_bounded_slowdown_uses_ten_seconds_for_short_jobs() -> None:
     assert all_jobs_view(result)["mean_bounded_slowdown"] == pytest.approx((1 + 10.2) / 2)
 
 
-def _pyss_print_statistics_selection(result) -> list[int]:  # noqa: ANN001
+def _pyss_print_statistics_selection(result) -> list[int]:
     """PySS's print_statistics loop, transcribed literally (the reference)."""
     jobs = result.jobs
     order = sorted(result.finish_order.tolist(), key=lambda j: result.end_s[j])

@@ -12,7 +12,7 @@ from predictor.core.runtime.targets import RuntimeTargets
 from tests.core.test_load import make_jobs
 
 
-def user_template(ctx, row: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+def user_template(ctx, row: int) -> tuple[np.ndarray, np.ndarray]:
     """The user template's mean and CI width for log row ``row`` at its arrival."""
     every = RuntimeTargets.from_rows(ctx, np.arange(len(ctx.run_s)))
     attrs = attribute_frame(every.requests)

@@ -88,7 +88,7 @@ def as_live(snap: Snapshot) -> list[LiveJob]:
     return running[::-1] + waiting[::-1]  # a site lists its jobs in any order
 
 
-def _by_job(active) -> tuple[list, np.ndarray, np.ndarray]:  # noqa: ANN001
+def _by_job(active) -> tuple[list, np.ndarray, np.ndarray]:
     order = np.argsort(active.requests.job_id, kind="stable")
     return list(active.requests.take(order)), active.start_s[order], active.used_procs[order]
 
@@ -138,7 +138,7 @@ def test_the_snapshots_are_not_empty_so_the_comparison_means_something() -> None
 
 
 @pytest.mark.realtrace
-def test_the_three_builders_agree_on_a_real_trace_slice(shared_traces) -> None:  # noqa: ANN001
+def test_the_three_builders_agree_on_a_real_trace_slice(shared_traces) -> None:
     path = shared_traces / "KTH-SP2-1996-2.1-cln.swf.gz"
     if not path.is_file():
         pytest.skip(f"{path.name} is not in {shared_traces}")

@@ -168,7 +168,7 @@ def test_unseekable_stream_is_read(tmp_path) -> None:
         def readable(self) -> bool:
             return True
 
-        def readinto(self, b) -> int:  # noqa: ANN001
+        def readinto(self, b) -> int:
             chunk = self._buf.read(len(b))
             b[: len(chunk)] = chunk
             return len(chunk)
@@ -176,7 +176,7 @@ def test_unseekable_stream_is_read(tmp_path) -> None:
         def seekable(self) -> bool:
             return False
 
-        def seek(self, *a):  # noqa: ANN002, ANN201
+        def seek(self, *a):
             raise io.UnsupportedOperation("pipe")
 
         def tell(self) -> int:

@@ -38,7 +38,7 @@ def make_jobs(n: int = 600, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
-def make_ctx(jobs: pd.DataFrame, n_tune: int | None = None, state=None) -> WaitContext:  # noqa: ANN001
+def make_ctx(jobs: pd.DataFrame, n_tune: int | None = None, state=None) -> WaitContext:
     return WaitContext(
         jobs=jobs,
         state=compute_state(jobs) if state is None else state,

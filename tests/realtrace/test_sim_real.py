@@ -51,7 +51,7 @@ def test_pyss_mode_reproduces_the_pyss_reference_figures(shared_traces: Path, na
     assert round(view["utilisation"], 3) == util
 
 
-def _max_procs_in_use(result) -> int:  # noqa: ANN001
+def _max_procs_in_use(result) -> int:
     times = np.concatenate([result.end_s, result.start_s])
     delta = np.concatenate([-result.n_procs, result.n_procs])
     order = np.lexsort((delta, times))  # at equal times, ends (negative) first

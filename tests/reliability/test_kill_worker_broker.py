@@ -31,7 +31,7 @@ def prefork_worker(tmp_path, settings):
         yield log
 
 
-def big_upload(path) -> str:  # noqa: ANN001
+def big_upload(path) -> str:
     rows = (
         f"{n} {n * 7} {n % 600} {60 + n % 3600} {1 + n % 32} -1 -1 {1 + n % 32} 7200 -1 1 "
         f"{n % 50} 1 -1 1 -1 -1 -1"
@@ -41,7 +41,7 @@ def big_upload(path) -> str:  # noqa: ANN001
     return str(path)
 
 
-def kill_the_child_holding(model, pk: int) -> int:  # noqa: ANN001
+def kill_the_child_holding(model, pk: int) -> int:
     """Wait for the row's lease, SIGKILL the process it names; returns that pid."""
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
@@ -54,7 +54,7 @@ def kill_the_child_holding(model, pk: int) -> int:  # noqa: ANN001
     pytest.fail("the run was never claimed")
 
 
-def wait_until_over(model, pk: int):  # noqa: ANN001, ANN201
+def wait_until_over(model, pk: int):
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
         row = model.objects.get(pk=pk)

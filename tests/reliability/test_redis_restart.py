@@ -110,7 +110,7 @@ class Worker:
             self.process.wait()
 
 
-def hold(site, owner, at: dt.datetime) -> SiteJob:  # noqa: ANN001
+def hold(site, owner, at: dt.datetime) -> SiteJob:
     return SiteJob.objects.create(
         site=site, owner=owner, name="r", script="#!/bin/sh\nsleep 1\n", procs_requested=2,
         procs_chosen=2, time_limit_s=60, state=SiteJob.HELD, arrived_at=timezone.now(),

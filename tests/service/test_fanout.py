@@ -44,13 +44,13 @@ def same(a: dict, b: dict) -> None:
         assert a[name]["interval"] == b[name]["interval"], name
 
 
-def runner_with(run_id: int, rows: int, after_create) -> fanout.CeleryChunks:  # noqa: ANN001
+def runner_with(run_id: int, rows: int, after_create) -> fanout.CeleryChunks:
     """A runner that answers every chunk itself, calling ``after_create(ids)`` once the chunk
     rows exist (to act as another worker, or to break one)."""
     runner = fanout.CeleryChunks(run_id, rows_per_chunk=rows, send=False)
     create = runner._create
 
-    def create_then(name, parts):  # noqa: ANN001, ANN202
+    def create_then(name, parts):
         ids = create(name, parts)
         after_create(ids)
         return ids
@@ -89,7 +89,7 @@ def test_chunks_answered_by_another_worker_are_gathered_in_order(tmp_path) -> No
     swf = read_swf(run.swf_path)
     truth = plain(run)
 
-    def answer_some(ids):  # noqa: ANN001, ANN202
+    def answer_some(ids):
         for pk in ids[::2]:
             assert fanout.run_chunk(pk) == "done"
 
@@ -108,7 +108,7 @@ def test_runtime_chunks_equal_one_process(tmp_path) -> None:
     swf = read_swf(str(swf_path))
     truth = services_runtime.evaluate_swf(swf, run.methods, run.params)["methods"]
 
-    def answer_first(ids):  # noqa: ANN001, ANN202
+    def answer_first(ids):
         assert fanout.run_chunk(ids[0]) == "done"
 
     runner = runner_with(run.pk, 45, answer_first)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from predictor.pages import in_form_words, span_days
-from tests.service.test_predict_pages import alice, ask, browser, trace, words  # noqa: F401
+from tests.service.test_predict_pages import ask, trace, words  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from predictor.core.runtime.params import RuntimeParams
 from predictor.models import EvaluationRun
 from queuecast.labels import param_rows
 from queuecast.longrun import Status
-from tests.service.test_predict_pages import alice, browser, trace, words  # noqa: F401
+from tests.service.test_predict_pages import trace, words  # noqa: F401
 
 
 def as_dict(rows: list[dict[str, str]]) -> dict[str, str]:

@@ -41,7 +41,7 @@ def small_log(n: int = 160, seed: int = 5, users: bool = True) -> pd.DataFrame:
     return out
 
 
-def swf_file(tmp_path: Path, name: str = "small.swf", **kw) -> Path:  # noqa: ANN003
+def swf_file(tmp_path: Path, name: str = "small.swf", **kw) -> Path:
     path = tmp_path / name
     write_swf(SwfTrace(header=SwfHeader(max_procs=16), jobs=small_log(**kw)), path)
     return path
@@ -118,11 +118,6 @@ def test_a_log_without_user_ids_is_refused_saying_why(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
 def stored(alice, tmp_path) -> Trace:
     return ingest_swf(swf_file(tmp_path), name="small-molding", owner=alice)
 
@@ -179,7 +174,7 @@ def test_ctrl_c_leaves_no_partial_file_and_no_row(tmp_path: Path, monkeypatch) -
     out, plots = tmp_path / "out.json", tmp_path / "plots"
     calls = []
 
-    def interrupted(result, name):  # noqa: ANN001, ANN202
+    def interrupted(result, name):
         calls.append(name)
         if len(calls) == 2:
             raise KeyboardInterrupt

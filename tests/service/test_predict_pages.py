@@ -22,24 +22,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def trace(tmp_path: Path):  # noqa: ANN201
+def trace(tmp_path: Path):
     path = tmp_path / "demo.swf"
     path.write_text("; UnixStartTime: 1000000000\n; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     services_wait.MODELS.clear()
     services_runtime.MODELS.clear()
     return ingest_swf(path, name="demo")
-
-
-@pytest.fixture
-def alice():  # noqa: ANN201
-    return make_user("alice")
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
 
 
 def chart_spec(page: str, script_id: str) -> dict:
@@ -55,7 +43,7 @@ def words(page: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).replace(" ,", ",").replace(" .", ".")
 
 
-def ask(browser: Client, trace, **changes):  # noqa: ANN001, ANN003, ANN201
+def ask(browser: Client, trace, **changes):
     query = {
         "trace": trace.pk,
         "procs": 8,

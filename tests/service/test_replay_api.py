@@ -15,21 +15,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
-def bob():
-    return make_user("bob")
-
-
-@pytest.fixture
 def small(alice) -> Trace:
     return ingest_swf(SMALL, name="small", owner=alice)
 
 
-def start(client, trace: Trace, capture, **body):  # noqa: ANN001, ANN003, ANN201
+def start(client, trace: Trace, capture, **body):
     with capture(execute=True):
         return client.post(f"/api/traces/{trace.pk}/replays/", body, format="json")
 

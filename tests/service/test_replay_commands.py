@@ -15,7 +15,7 @@ from traces.core.swf import read_swf
 from traces.services import ingest_swf
 
 
-def run(*args: str, **opts) -> str:  # noqa: ANN003
+def run(*args: str, **opts) -> str:
     out = io.StringIO()
     call_command(*args, stdout=out, stderr=io.StringIO(), **opts)
     return out.getvalue()

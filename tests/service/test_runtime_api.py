@@ -52,11 +52,6 @@ def write_synthetic_swf(path: Path, n_jobs: int = 300, seed: int = 0) -> Path:
 
 
 @pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
 def trace(alice, tmp_path, settings) -> Trace:
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
     services_predict.BUNDLES.clear()

@@ -12,22 +12,17 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def site():  # noqa: ANN201
+def site():
     return simulated_site()
 
 
-@pytest.fixture
-def alice():  # noqa: ANN201
-    return make_user("alice")
-
-
-def page_for(user) -> Client:  # noqa: ANN001
+def page_for(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
 
 
-def held_job(site, user, monkeypatch):  # noqa: ANN001, ANN201
+def held_job(site, user, monkeypatch):
     FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0, wait_per_proc=10.0).install(monkeypatch)
     body = {"procs": 16, "time_limit_s": 600, "command": "sleep 1", "name": "held-one",
             "candidates": [8]}  # fmt: skip

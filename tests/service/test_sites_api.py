@@ -30,38 +30,30 @@ def site():
     return simulated_site()
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-def post_job(client, site, headers=None, **extra):  # noqa: ANN001, ANN201
+def post_job(client, site, headers=None, **extra):
     return client.post(
         f"/api/sites/{site.pk}/jobs/", job_body(**extra), format="json", headers=headers or {}
     )
 
 
 # --- sites ----------------------------------------------------------------------------------
-def test_only_staff_create_sites(site) -> None:
+def test_only_staff_create_sites(site, staff_api) -> None:
     body = {"name": "other", "backend": "simulated", "trace": site.trace_id}
     assert api_for(make_user("bob")).post("/api/sites/", body, format="json").status_code == 403
-    staff = api_for(make_user("root", staff=True))
-    response = staff.post("/api/sites/", body, format="json")
+    response = staff_api.post("/api/sites/", body, format="json")
     assert response.status_code == 201, response.data
     assert response.data["machine_procs"] == 64 and response.data["history_jobs"] > 0
 
 
-def test_backend_config_is_shown_to_staff_only(site, alice) -> None:
-    staff = api_for(make_user("root", staff=True))
-    assert staff.get(f"/api/sites/{site.pk}/").data["config"] == {"speed": 1.0}
+def test_backend_config_is_shown_to_staff_only(site, alice, staff_api) -> None:
+    assert staff_api.get(f"/api/sites/{site.pk}/").data["config"] == {"speed": 1.0}
     assert api_for(alice).get(f"/api/sites/{site.pk}/").data["config"] == {}
     assert api_for(alice).get("/api/sites/").data["results"][0]["config"] == {}
 
 
-def test_site_config_with_an_unknown_key_is_rejected_naming_it(site) -> None:
-    staff = api_for(make_user("root", staff=True))
+def test_site_config_with_an_unknown_key_is_rejected_naming_it(site, staff_api) -> None:
     body = {"name": "x", "backend": "slurm", "machine_procs": 8, "config": {"sped": 2}}
-    response = staff.post("/api/sites/", body, format="json")
+    response = staff_api.post("/api/sites/", body, format="json")
     assert response.status_code == 400 and "sped" in str(response.data["config"])
 
 
@@ -101,7 +93,7 @@ def test_molding_picks_the_candidate_with_the_best_response(site, alice, monkeyp
     assert SimulatedSubmission.objects.get(tag=job["tag"]).procs == 4
 
 
-def held_job(client, site, monkeypatch, **extra):  # noqa: ANN001, ANN201
+def held_job(client, site, monkeypatch, **extra):
     FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0).install(monkeypatch)
     response = post_job(client, site, **extra)
     assert response.status_code == 201, response.data
@@ -165,7 +157,7 @@ def test_idempotency_key_returns_the_first_answer(site, alice, monkeypatch) -> N
     assert other.status_code == 409 and "different request" in other.data["detail"]
 
 
-def test_users_see_and_change_only_their_own_jobs(site, alice, monkeypatch) -> None:
+def test_users_see_and_change_only_their_own_jobs(site, alice, monkeypatch, staff_api) -> None:
     job = held_job(api_for(alice), site, monkeypatch)
     bob = api_for(make_user("bob"))
     assert bob.get(f"/api/sites/{site.pk}/jobs/{job['id']}/").status_code == 404
@@ -173,8 +165,7 @@ def test_users_see_and_change_only_their_own_jobs(site, alice, monkeypatch) -> N
     assert bob.get(f"/api/sites/{site.pk}/jobs/").data["count"] == 0
     held = bob.get(f"/api/sites/{site.pk}/holdqueue/").data
     assert held[0]["owner"] == "" and held[0]["mine"] is False
-    staff = api_for(make_user("root", staff=True))
-    assert staff.get(f"/api/sites/{site.pk}/jobs/{job['id']}/").status_code == 200
+    assert staff_api.get(f"/api/sites/{site.pk}/jobs/{job['id']}/").status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -204,8 +195,8 @@ def test_script_over_the_size_limit_is_rejected(site, alice, settings) -> None:
 
 
 class DownBackend:
-    def __getattr__(self, name):  # noqa: ANN001, ANN204
-        def fail(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
             raise BackendUnavailable("slurm_load_jobs error: Unable to contact slurm controller")
 
         return fail
@@ -243,7 +234,7 @@ def test_a_job_the_backend_refuses_is_failed_with_its_message(site, alice, monke
     from holdqueue.core.backends.base import SubmissionRejected
 
     class Refusing(DownBackend):
-        def submit(self, spec):  # noqa: ANN001, ANN201
+        def submit(self, spec):
             raise SubmissionRejected("sbatch: error: Invalid partition name specified")
 
     monkeypatch.setattr(bk, "backend_for", lambda site: Refusing())
@@ -290,7 +281,7 @@ def test_a_broker_that_is_down_loses_no_held_job(
 ) -> None:
     from holdqueue.tasks import release_site_job
 
-    def down(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def down(*args, **kwargs):
         raise ConnectionError("Error 111 connecting to 127.0.0.1:6379")
 
     monkeypatch.setattr(release_site_job, "apply_async", down)
@@ -341,7 +332,7 @@ def test_the_future_candidates_see_the_site_advanced_to_their_arrival(site, alic
     seen = []
     fake = FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0)
 
-    def recording(site_, snapshot, batch):  # noqa: ANN001, ANN202
+    def recording(site_, snapshot, batch):
         seen.append((snapshot.time_s, snapshot.known_at_s, batch.submit_s.copy()))
         return fake(site_, snapshot, batch)
 

@@ -25,12 +25,7 @@ def site():
     return simulated_site()
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-def post(client, site, headers=None, **extra):  # noqa: ANN001, ANN201
+def post(client, site, headers=None, **extra):
     body = job_body(mold=False, allow_delay=False, **extra)
     return client.post(f"/api/sites/{site.pk}/jobs/", body, format="json", headers=headers or {})
 
@@ -84,7 +79,7 @@ def test_predict_for_another_user_is_refused_except_to_staff(site, alice, monkey
 
     seen = []
 
-    def answered(site_, user, data):  # noqa: ANN001, ANN202 - reached: stop there
+    def answered(site_, user, data):
         seen.append(data["user"])
         raise WrongState("stop here")
 
@@ -103,10 +98,10 @@ def test_predict_for_another_user_is_refused_except_to_staff(site, alice, monkey
 
 # --- cancel ----------------------------------------------------------------------------------
 class RefusingCancel:
-    def __init__(self, real) -> None:  # noqa: ANN001
+    def __init__(self, real) -> None:
         self.real = real
 
-    def __getattr__(self, name):  # noqa: ANN001, ANN204
+    def __getattr__(self, name):
         return getattr(self.real, name)
 
     def cancel(self, backend_id: str) -> None:
@@ -151,21 +146,21 @@ def test_release_tasks_are_queued_only_when_due_within_the_horizon(
 class Reporting:
     """A backend that reports given jobs (and nothing finished unless told)."""
 
-    def __init__(self, active=(), finished=()) -> None:  # noqa: ANN001
+    def __init__(self, active=(), finished=()) -> None:
         self._active, self._finished = list(active), list(finished)
         self.cancelled: list[str] = []
 
-    def active(self):  # noqa: ANN201
+    def active(self):
         return self._active
 
-    def finished_since(self, since_ts):  # noqa: ANN001, ANN201
+    def finished_since(self, since_ts):
         return self._finished
 
     def cancel(self, backend_id: str) -> None:
         self.cancelled.append(backend_id)
 
 
-def reported(job, state, outcome, start=None, end=None, bid=None) -> BackendJob:  # noqa: ANN001
+def reported(job, state, outcome, start=None, end=None, bid=None) -> BackendJob:
     return BackendJob(
         backend_id=bid or job.backend_job_id, tag=job.tag, name="", user="", procs=2,
         time_limit_s=60.0, state=state, outcome=outcome, submit_ts=1.0e9, start_ts=start,

@@ -11,36 +11,9 @@ from django.utils import timezone
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.sweep import sweep
-from tests.service.test_sites_support import api_for, job_body, make_user, simulated_site
+from tests.service.test_sites_support import api_for, held, job_body, simulated_site
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
-def staff():
-    return api_for(make_user("root", staff=True))
-
-
-def held(site, owner, **extra) -> SiteJob:  # noqa: ANN001
-    fields = {
-        "site": site,
-        "owner": owner,
-        "name": "h",
-        "script": "#!/bin/sh\nsleep 1\n",
-        "procs_requested": 2,
-        "procs_chosen": 2,
-        "time_limit_s": 60,
-        "state": SiteJob.HELD,
-        "arrived_at": timezone.now(),
-        "release_at": timezone.now(),
-        **extra,
-    }
-    return SiteJob.objects.create(**fields)
 
 
 # --- one bad site or row ---------------------------------------------------------------------
@@ -48,7 +21,7 @@ def test_a_site_whose_backend_raises_stops_neither_the_other_sites_nor_the_sync(
     good, bad = simulated_site("good"), simulated_site("bad")
     real = bk.backend_for
 
-    def flaky(site):  # noqa: ANN001, ANN202
+    def flaky(site):
         if site.name == "bad":
             raise OverflowError("cannot convert float infinity to integer")
         return real(site)
@@ -69,7 +42,7 @@ def test_a_site_whose_backend_raises_stops_neither_the_other_sites_nor_the_sync(
 
 
 def test_a_simulated_site_whose_trace_is_gone_is_broken_and_fails_its_held_jobs(
-    alice, staff, monkeypatch
+    alice, staff_api, monkeypatch
 ):
     site, other = simulated_site("lost"), simulated_site("fine")
     jobs = [held(site, alice), held(other, alice)]
@@ -82,8 +55,8 @@ def test_a_simulated_site_whose_trace_is_gone_is_broken_and_fails_its_held_jobs(
     assert second.state in SiteJob.IN_BATCH
     refused = api_for(alice).post(f"/api/sites/{site.pk}/jobs/", job_body(), format="json")
     assert refused.status_code == 409 and "cannot take jobs" in refused.data["detail"]
-    assert staff.get(f"/api/sites/{site.pk}/").status_code == 503
-    listed = {s["name"]: s["broken"] for s in staff.get("/api/sites/").data["results"]}
+    assert staff_api.get(f"/api/sites/{site.pk}/").status_code == 503
+    listed = {s["name"]: s["broken"] for s in staff_api.get("/api/sites/").data["results"]}
     assert listed == {"fine": "", "lost": site.broken}
 
 
@@ -122,18 +95,18 @@ def test_users_cannot_delete_a_trace_a_site_replays(alice) -> None:
         ("simulated", {"runtime_fraction": 2}, "runtime_fraction"),
     ],
 )
-def test_site_settings_out_of_range_are_refused_naming_the_key(staff, backend, config, key):
+def test_site_settings_out_of_range_are_refused_naming_the_key(staff_api, backend, config, key):
     site = simulated_site()
     body = {"name": "x", "backend": backend, "machine_procs": 8, "config": config}
     if backend == "simulated":
         body["trace"] = site.trace_id
-    response = staff.post("/api/sites/", body, format="json")
+    response = staff_api.post("/api/sites/", body, format="json")
     assert response.status_code == 400, response.data
     assert key in str(response.data["config"])
     assert not Site.objects.filter(name="x").exists()
 
 
-def test_good_site_settings_are_kept(staff) -> None:
+def test_good_site_settings_are_kept(staff_api) -> None:
     config = {
         "timeout_s": 20,
         "accounting": "sacct",
@@ -143,7 +116,7 @@ def test_good_site_settings_are_kept(staff) -> None:
         "submit_as_owner": True,
     }
     body = {"name": "ok", "backend": "slurm", "machine_procs": 8, "config": config}
-    response = staff.post("/api/sites/", body, format="json")
+    response = staff_api.post("/api/sites/", body, format="json")
     assert response.status_code == 201, response.data
     assert Site.objects.get(name="ok").config == {**config, "timeout_s": 20.0}
 
@@ -158,13 +131,13 @@ def test_a_stored_timeout_over_the_limit_is_capped_below_the_lease(settings) -> 
 
 
 # --- staff delete sites ------------------------------------------------------------------
-def test_staff_delete_a_site_users_cannot_and_live_jobs_need_force(staff, alice) -> None:
+def test_staff_delete_a_site_users_cannot_and_live_jobs_need_force(staff_api, alice) -> None:
     site = simulated_site()
     job = held(site, alice, release_at=timezone.now() + timezone.timedelta(hours=1))
     assert api_for(alice).delete(f"/api/sites/{site.pk}/").status_code == 403
-    busy = staff.delete(f"/api/sites/{site.pk}/")
+    busy = staff_api.delete(f"/api/sites/{site.pk}/")
     assert busy.status_code == 409 and "1 held" in busy.data["detail"]
-    assert staff.delete(f"/api/sites/{site.pk}/?force=true").status_code == 204
+    assert staff_api.delete(f"/api/sites/{site.pk}/?force=true").status_code == 204
     assert not Site.objects.filter(pk=site.pk).exists()
     assert not SiteJob.objects.filter(pk=job.pk).exists()
     assert simulated_site("again").trace_id  # the trace is free again

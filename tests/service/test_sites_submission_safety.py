@@ -6,12 +6,11 @@ row that exists, and no secret reaches a job (stand-in Slurm tools, ``tests/stan
 from __future__ import annotations
 
 import pytest
-from django.utils import timezone
 
 from holdqueue.models import SiteJob
 from holdqueue.services.sites import create_site
 from holdqueue.services.sweep import reconcile_submitting, release_due, sweep
-from tests.service.test_sites_support import api_for, job_body, make_user
+from tests.service.test_sites_support import api_for, held, job_body, make_user
 from tests.standin_slurm import StandIn
 
 pytestmark = pytest.mark.django_db
@@ -41,33 +40,11 @@ def site(tmp_path, settings):
     )
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-def held(site, owner, **extra) -> SiteJob:  # noqa: ANN001
-    fields = {
-        "site": site,
-        "owner": owner,
-        "name": "h",
-        "script": "#!/bin/sh\nsleep 1\n",
-        "procs_requested": 2,
-        "procs_chosen": 2,
-        "time_limit_s": 60,
-        "state": SiteJob.HELD,
-        "arrived_at": timezone.now(),
-        "release_at": timezone.now(),
-        **extra,
-    }
-    return SiteJob.objects.create(**fields)
-
-
-def lease_over(settings) -> None:  # noqa: ANN001
+def lease_over(settings) -> None:
     settings.QUEUECAST_SUBMIT_LEASE_S = 0
 
 
-def post(client, site, key=None, **extra):  # noqa: ANN001, ANN201
+def post(client, site, key=None, **extra):
     headers = {"Idempotency-Key": key} if key else {}
     body = job_body(mold=False, allow_delay=False, **extra)
     return client.post(f"/api/sites/{site.pk}/jobs/", body, format="json", headers=headers)
@@ -167,7 +144,7 @@ def test_a_retry_while_the_first_request_is_still_submitting_never_sees_a_doomed
     seen = []
     real_submit = SlurmBackend.submit
 
-    def submit_with_a_retry_meanwhile(self, spec):  # noqa: ANN001, ANN202
+    def submit_with_a_retry_meanwhile(self, spec):
         seen.append(post(client, site, key="same"))
         return real_submit(self, spec)
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.utils import timezone
 
-from holdqueue.models import Site
+from holdqueue.models import Site, SiteJob
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sites import create_site
 from predictor.core.runtime.rangeset import RangeSet
@@ -20,13 +21,13 @@ from traces.core.swf import write_swf
 from traces.models import Trace
 from traces.services.ingest import ingest_swf
 
-__all__ = ["FakePredictor", "api_for", "demo_trace", "make_user", "simulated_site"]
+__all__ = ["FakePredictor", "api_for", "demo_trace", "held", "make_user", "simulated_site"]
 
 
 @lru_cache(maxsize=1)
 def demo_swf() -> Path:
     """The demo workload (300 jobs, 64 processors, waits from EASY), made once per session."""
-    from traces.core.demo import demo_trace as make
+    from pyss_adapter.core.demo import demo_trace as make
 
     path = Path(tempfile.mkdtemp(prefix="queuecast-sites-")) / "demo.swf"
     write_swf(make(300, 64, seed=1), path)
@@ -68,7 +69,7 @@ class FakePredictor:
     runtime_s: float = 100.0
     calls: int = 0
 
-    def __call__(self, site, snapshot, batch) -> FakeAnswers:  # noqa: ANN001
+    def __call__(self, site, snapshot, batch) -> FakeAnswers:
         self.calls += 1
         future = batch.submit_s > snapshot.known_at_s + 1e-6  # asked at a future time
         base = np.where(future, self.future_wait_s, self.now_wait_s)
@@ -76,7 +77,7 @@ class FakePredictor:
         one = RangeSet(np.array([self.runtime_s]), np.array([self.runtime_s]), np.array([1.0]))
         return FakeAnswers(wait.astype(float), [one] * len(batch))
 
-    def install(self, monkeypatch) -> FakePredictor:  # noqa: ANN001
+    def install(self, monkeypatch) -> FakePredictor:
         monkeypatch.setattr(site_predict, "predict_requests_for_site", self)
         return self
 
@@ -85,3 +86,21 @@ def job_body(**extra: Any) -> dict[str, Any]:
     """A job request; a key given as None is left out."""
     body = {"procs": 8, "time_limit_s": 600, "command": "sleep 1", "name": "t", **extra}
     return {k: v for k, v in body.items() if v is not None}
+
+
+def held(site: Site, owner: Any, **extra: Any) -> SiteJob:
+    """A held site job of ``owner``, released now unless ``extra`` says otherwise."""
+    fields = {
+        "site": site,
+        "owner": owner,
+        "name": "h",
+        "script": "#!/bin/sh\nsleep 1\n",
+        "procs_requested": 2,
+        "procs_chosen": 2,
+        "time_limit_s": 60,
+        "state": SiteJob.HELD,
+        "arrived_at": timezone.now(),
+        "release_at": timezone.now(),
+        **extra,
+    }
+    return SiteJob.objects.create(**fields)

@@ -41,7 +41,7 @@ class Cluster:
         with self.lock:
             self.state[pk] = "submitted"
 
-    def install(self, monkeypatch) -> None:  # noqa: ANN001
+    def install(self, monkeypatch) -> None:
         monkeypatch.setattr(module, "check_sites", lambda: 0)
         monkeypatch.setattr(module, "queue_upcoming", lambda: 0)
         monkeypatch.setattr(module, "stale_ids", lambda: [])
@@ -51,7 +51,7 @@ class Cluster:
         monkeypatch.setattr(module, "release_job", self.release_job)
 
 
-def until(condition, timeout_s: float = 10.0) -> bool:  # noqa: ANN001
+def until(condition, timeout_s: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if condition():

@@ -6,7 +6,6 @@ import io
 
 import pandas as pd
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests.service.traces_support import (
@@ -31,11 +30,6 @@ pytestmark = pytest.mark.django_db
 def upload_dir(settings, tmp_path):
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
     return tmp_path / "uploads"
-
-
-@pytest.fixture
-def alice():
-    return make_user("alice")
 
 
 @pytest.fixture
@@ -129,10 +123,8 @@ def test_reading_needs_a_login(small) -> None:
     assert APIClient().get(f"/api/traces/{small.pk}/").status_code in (401, 403)
 
 
-def test_token_authentication_reads_the_list(alice, small) -> None:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
-    response = client.get("/api/traces/")
+def test_token_authentication_reads_the_list(alice_token_api, small) -> None:
+    response = alice_token_api.get("/api/traces/")
     assert response.status_code == 200
     assert [t["name"] for t in response.data["results"]] == ["small"]
 

@@ -22,7 +22,7 @@ KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         return None
 
 

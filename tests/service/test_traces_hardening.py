@@ -26,11 +26,6 @@ def upload_dir(settings, tmp_path):
     return tmp_path / "uploads"
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
 def test_export_of_a_name_with_cr_lf_is_a_safe_download(alice) -> None:
     trace = ingest_swf(SMALL, name='evil\r\nSet-Cookie: x=1"', owner=alice)  # import_swf path
     response = api_for(alice).get(f"/api/traces/{trace.pk}/export.swf")

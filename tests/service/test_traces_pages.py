@@ -18,18 +18,6 @@ def upload_dir(settings, tmp_path):
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
 
 
-@pytest.fixture
-def alice():
-    return make_user("alice")
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
 def test_pages_need_a_login() -> None:
     response = Client().get("/")
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")

@@ -18,19 +18,14 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def trace(tmp_path: Path):  # noqa: ANN201
+def trace(tmp_path: Path):
     path = tmp_path / "demo.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     services_predict.BUNDLES.clear()
     return ingest_swf(path, name="demo")
 
 
-@pytest.fixture
-def alice():  # noqa: ANN201
-    return make_user("alice")
-
-
-def job(trace, **changes):  # noqa: ANN001, ANN201
+def job(trace, **changes):
     body = {
         "user_id": 2, "group_id": 1, "queue_id": 1, "requested_procs": 8,
         "requested_time": 3600.0, "at": (trace.first_submit_s + trace.last_submit_s) / 2,
@@ -38,7 +33,7 @@ def job(trace, **changes):  # noqa: ANN001, ANN201
     return {**body, **changes}
 
 
-def predict(client, trace_id, body):  # noqa: ANN001, ANN201
+def predict(client, trace_id, body):
     return client.post(f"/api/traces/{trace_id}/predictions/wait", body, format="json")
 
 

@@ -34,7 +34,7 @@ def api_for(user: Any | None) -> APIClient:
     return client
 
 
-def post_trace(client: APIClient, path: Path, **fields: Any):  # noqa: ANN201 - a test response
+def post_trace(client: APIClient, path: Path, **fields: Any):
     with path.open("rb") as handle:
         return client.post("/api/traces/", {"file": handle, **fields}, format="multipart")
 

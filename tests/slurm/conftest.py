@@ -65,7 +65,7 @@ def job_name() -> str:
 
 
 @pytest.fixture
-def slurm_site(slurm_conf, tmp_path, job_name) -> Site:  # noqa: ANN001
+def slurm_site(slurm_conf, tmp_path, job_name) -> Site:
     site = create_site(
         {
             "name": f"dev-{job_name}",

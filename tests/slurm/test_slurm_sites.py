@@ -21,12 +21,12 @@ from tests.slurm.conftest import slurm_jobs_tagged, squeue
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db]
 
 
-def post(client, site, name, headers=None, **extra):  # noqa: ANN001, ANN201
+def post(client, site, name, headers=None, **extra):
     body = job_body(name=name, command="sleep 30", time_limit_s=120, **extra)
     return client.post(f"/api/sites/{site.pk}/jobs/", body, format="json", headers=headers or {})
 
 
-def running_background(client, site, conf, name) -> None:  # noqa: ANN001
+def running_background(client, site, conf, name) -> None:
     """A running job, so the delay rule has a predicted completion to wait for."""
     tag = post(client, site, name, procs=64, mold=False, allow_delay=False).data["tag"]
     deadline = time.monotonic() + 20
@@ -155,7 +155,7 @@ def test_finished_jobs_flow_into_the_site_history(slurm_site, slurm_conf, job_na
     assert (row.procs, row.req_time_s, row.status) == (8, 60.0, 1) and row.run_s < 30
 
 
-def dead_site(slurm_conf: str, tmp_path: Path, timeout_s: float):  # noqa: ANN201
+def dead_site(slurm_conf: str, tmp_path: Path, timeout_s: float):
     text = Path(slurm_conf).read_text()
     dead = tmp_path / "slurm.conf"  # the same cluster, but a port no controller listens on
     dead.write_text(

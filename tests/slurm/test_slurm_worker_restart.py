@@ -120,7 +120,7 @@ def queue():
     route_to(default)
 
 
-def hold(site, owner, name: str, release_at: dt.datetime) -> SiteJob:  # noqa: ANN001
+def hold(site, owner, name: str, release_at: dt.datetime) -> SiteJob:
     job = SiteJob.objects.create(
         site=site,
         owner=owner,

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -157,7 +157,7 @@ def _fast_read(
         chunks: list[pd.DataFrame] = []
         n_rows = 0
         try:
-            for chunk in _csv_chunks(body):
+            for chunk in _csv_chunks(cast(IO[str], body)):
                 if chunk[_EXTRA].notna().any():
                     return header_lines, None, 0  # a line with more than 18 fields
                 chunks.append(chunk.drop(columns=_EXTRA))
@@ -317,7 +317,7 @@ def write_swf(trace: SwfTrace, dest: str | os.PathLike | IO[str]) -> None:
     body = format_jobs(trace.jobs)
     if isinstance(dest, (str, os.PathLike)):
         opener = gzip.open if os.fspath(dest).endswith(".gz") else open
-        with opener(dest, "wt", encoding="utf-8") as out:  # type: ignore[operator]
+        with opener(dest, "wt", encoding="utf-8") as out:
             _write(out, lines, body)
     else:
         _write(dest, lines, body)

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from traces.core.swf_limits import LimitedReader, SwfLimits
 
@@ -27,7 +27,7 @@ def open_text(
     """
     owned: IO[bytes] | None = None
     if isinstance(source, (str, os.PathLike)):
-        raw: IO[bytes] = open(source, "rb")  # noqa: SIM115 - closed below
+        raw: IO[bytes] = open(source, "rb")  # closed below
         owned = raw
     else:
         raw = source
@@ -36,7 +36,7 @@ def open_text(
         magic = raw.read(2)
         raw.seek(0)
         if magic == b"\x1f\x8b":
-            binary: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
+            binary: IO[bytes] = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
         else:
             binary = raw
         if limits is not None:
@@ -101,16 +101,16 @@ class _Prepended(io.TextIOBase):
             return head + self._rest.read()
         return head + self._rest.read(max(0, size - len(head))) if len(head) < size else head
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         if self._first is not None:
             head, self._first = self._first, None
             return head
         return self._rest.readline()
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]
         return self
 
-    def __next__(self) -> str:
+    def __next__(self) -> str:  # type: ignore[override]
         line = self.readline()
         if not line:
             raise StopIteration

@@ -202,7 +202,7 @@ class SimulatedBackend(Backend):
         ids = [b for b, k in zip(b_ids, keep.tolist(), strict=True) if k]
         return self._replay(arrays, ids, mine, t_now)
 
-    def _replay(self, bg, ids, mine, t_now) -> list[BackendJob]:  # noqa: ANN001
+    def _replay(self, bg, ids, mine, t_now) -> list[BackendJob]:
         mine = [m for m in mine if self._sim(m.submit_ts) <= t_now]
         m_sub = np.array([self._sim(m.submit_ts) for m in mine], dtype=float)
         m_run = np.array([m.runtime_s * self.speed for m in mine], dtype=float)
@@ -275,7 +275,7 @@ class SimulatedBackend(Backend):
                 )
         return out
 
-    def _run(self, bg, sub, run, est, procs) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    def _run(self, bg, sub, run, est, procs) -> tuple[np.ndarray, np.ndarray]:
         submit = np.concatenate([bg["submit"], sub])
         jobs = sim_jobs_from_arrays(
             submit_s=submit,
@@ -304,7 +304,7 @@ class SimulatedBackend(Backend):
         sub,
         start,
         end,
-        t_now,  # noqa: ANN001
+        t_now,
         cancelled: bool = False,
     ) -> BackendJob:
         if start > t_now and not (cancelled and end <= t_now):

@@ -8,7 +8,7 @@ A method subclasses :class:`RuntimeEstimator` and writes ``_learn(history)`` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class RuntimeEstimator:
 
     name = "base"
 
-    def fit(self, history: RuntimeContext) -> RuntimeEstimator:
+    def fit(self, history: RuntimeContext) -> Self:
         self.history_ = history
         self._learn(history)
         return self

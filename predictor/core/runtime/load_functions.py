@@ -139,7 +139,7 @@ def fit_tuple_function(
         return None
     slope, intercept = np.polyfit(bin_l[chain], bin_r[chain], 1)
     return LoadFunction(
-        tuple_key=tuple(int(v) for v in key),
+        tuple_key=(int(key[0]), int(key[1]), int(key[2]), int(key[3])),
         slope=float(slope),
         intercept=float(intercept),
         chain_loads=tuple(float(v) for v in bin_l[chain]),

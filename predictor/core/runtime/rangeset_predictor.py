@@ -9,6 +9,7 @@ predicted load, compacted, merged and weighted into a rangeSet
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,17 @@ class RangeSetPredictor(RuntimeEstimator):
 
     name = "rangeset"
 
-    def __init__(self, params: RuntimeParams | None = None) -> None:
-        self.params = params
+    def __init__(self, **params: Any) -> None:
+        for name, value in params.items():  # fields of RuntimeParams (the contract)
+            setattr(self, name, value)
+
+    def settings(self, ctx: RuntimeContext) -> RuntimeParams:
+        """The context's :class:`RuntimeParams`, with the fields given to ``__init__``."""
+        given = self.get_params()
+        return replace(ctx.params, **given) if given else ctx.params
 
     def _learn(self, ctx: RuntimeContext) -> None:
-        params = self.params or ctx.params
+        params = self.settings(ctx)
         tune = slice(0, ctx.n_tune)
         self.functions_: list[LoadFunction] = (
             fit_load_functions(ctx.jobs.iloc[tune], ctx.actual_load[tune], params)
@@ -55,7 +62,7 @@ class RangeSetPredictor(RuntimeEstimator):
         target_load: float,
     ) -> RangeSet:
         """The rangeSet for a request with level ``codes`` (see ``RuntimeContext``) at t."""
-        params = self.params or ctx.params
+        params = self.settings(ctx)
         for level in (*LEVELS, "all"):
             rows = ctx.levels[level].history(codes[level], t)[::-1]  # most recent first
             if rows.size:

@@ -127,7 +127,7 @@ class SmithTemplates(PointMethod):
                 scores[cand] = float(np.mean(np.abs(pred - actual)))
             if not scores or min(scores.values()) >= best_err:
                 break
-            winner = min(scores, key=scores.get)
+            winner = min(scores, key=scores.__getitem__)
             chosen.append(winner)
             best_err = scores[winner]
         self.templates_ = chosen

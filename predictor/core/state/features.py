@@ -26,7 +26,7 @@ import numpy as np
 from predictor.core.state import histograms as hg
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import ActiveJobs, Snapshot
-from predictor.core.state.sweep import SUMMARY_NAMES
+from predictor.core.state.sweep import SUMMARY_NAMES, summary_columns
 
 
 @dataclass(frozen=True)
@@ -95,20 +95,7 @@ def state_features(
     uw, ur = _sums(w, w_u, w.requests.submit_s)[:, :4] + own, _sums(r, r_u, start)[:, :4]
     qw[:, :4] += own
     qw[:, 4] += t  # the request itself: waited t - t = 0
-    summary = np.column_stack(
-        [
-            procs,
-            ert,
-            uw,
-            ur,
-            qw[:, 3],
-            qw[:, 2],
-            np.maximum(qw[:, 0] * t - qw[:, 4], 0.0),
-            qr[:, 3],
-            qr[:, 2],
-            np.maximum(qr[:, 0] * t - qr[:, 4], 0.0),
-        ]
-    )
+    summary = summary_columns(procs, ert, uw, ur, qw, qr, t)
     edges = hg.trace_edges(hist_bins)
     hist = _hist(w, r, w_q, r_q, requests, edges)
     return StateFeatures(summary, hist, qw[:, 0], qr[:, 0], edges, snapshot, requests)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -118,10 +119,11 @@ class RequestBatch:
         )
 
     def request(self, k: int) -> JobRequest:
-        ints = {n: int(getattr(self, n)[k]) for n in _INT_FIELDS}
-        return JobRequest(**ints, **{n: float(getattr(self, n)[k]) for n in _FLOAT_FIELDS})
+        ints: dict[str, Any] = {n: int(getattr(self, n)[k]) for n in _INT_FIELDS}
+        floats: dict[str, Any] = {n: float(getattr(self, n)[k]) for n in _FLOAT_FIELDS}
+        return JobRequest(**ints, **floats)
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         return (self.request(k) for k in range(len(self)))
 
 

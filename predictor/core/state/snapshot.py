@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -172,7 +173,9 @@ def _active(jobs: list[LiveJob], time_s: float, running: bool) -> ActiveJobs:
     for j in jobs:
         if j.start_s is None and j.elapsed_s is None:
             raise ValueError(f"running job {j.request.job_id} has neither start_s nor elapsed_s")
-        starts.append(j.start_s if j.start_s is not None else time_s - float(j.elapsed_s))
+        starts.append(
+            j.start_s if j.start_s is not None else time_s - float(cast(float, j.elapsed_s))
+        )
     return ActiveJobs(requests, np.array(starts, np.float64), used)
 
 

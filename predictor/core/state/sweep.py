@@ -229,6 +229,39 @@ def _per_job_columns(a: JobArrays, when: np.ndarray) -> np.ndarray:
     return np.column_stack([np.ones(a.n), a.procs * a.ert, a.procs, a.ert, time])
 
 
+def summary_columns(
+    procs: np.ndarray,
+    ert: np.ndarray,
+    uw: np.ndarray,
+    ur: np.ndarray,
+    qw: np.ndarray,
+    qr: np.ndarray,
+    t: np.ndarray,
+) -> np.ndarray:
+    """The 16 summaries (``SUMMARY_NAMES``) from the W/R sums of each target; shape (n, 16).
+
+    ``uw``/``ur``: the user's (n, 4) sums over waiting/running jobs (count, procs x ERT,
+    procs, ERT); ``qw``/``qr``: the queue's (n, 5) sums, the fifth the summed submit
+    (waiting) or start (running) time, so ``count * t - sum`` is the total time waited or
+    run so far (Tables I-II of the seed, "System state"). One copy for the sweep over a log
+    and the features of a snapshot's requests.
+    """
+    return np.column_stack(
+        [
+            procs,
+            ert,
+            uw,
+            ur,
+            qw[:, 3],
+            qw[:, 2],
+            np.maximum(qw[:, 0] * t - qw[:, 4], 0.0),
+            qr[:, 3],
+            qr[:, 2],
+            np.maximum(qr[:, 0] * t - qr[:, 4], 0.0),
+        ]
+    )
+
+
 def summaries(a: JobArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(summary (n, 16), queue wait count, queue run count) for every row; see module doc."""
     queue_rows = _GroupRows(_group_codes(a.queue))
@@ -241,20 +274,7 @@ def summaries(a: JobArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     uw = user_rows.interval_sums(*w_iv, xw[:, :4]) + own[:, :4]
     ur = user_rows.interval_sums(*r_iv, xr[:, :4])
     t = a.submit
-    summary = np.column_stack(
-        [
-            a.procs,
-            a.ert,
-            uw,
-            ur,
-            qw[:, 3],
-            qw[:, 2],
-            np.maximum(qw[:, 0] * t - qw[:, 4], 0.0),
-            qr[:, 3],
-            qr[:, 2],
-            np.maximum(qr[:, 0] * t - qr[:, 4], 0.0),
-        ]
-    )
+    summary = summary_columns(a.procs, a.ert, uw, ur, qw, qr, t)
     return summary, qw[:, 0], qr[:, 0]
 
 

@@ -26,7 +26,7 @@ they have history); parameters fix any of them instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -152,14 +152,24 @@ class APQ(WaitEstimator):
     name = "apq"
 
     def __init__(self, **params: Any) -> None:
-        self.params = APQParams(**params)
-        self._index: tuple[StateSweep, HistoryIndex] | None = None
+        for name, value in params.items():  # the keyword parameters only (the contract)
+            setattr(self, name, value)
+
+    @property
+    def params(self) -> APQParams:
+        """The settings: :class:`APQParams` from ``get_params()``, built once (an unknown
+        name or a bad value raises when first used, at ``fit``)."""
+        built: APQParams | None = self.__dict__.get("_params")
+        if built is None:
+            built = self._params = APQParams(**self.get_params())
+        return built
 
     # ------------------------------------------------------------------ plumbing
     def index(self, sweep: StateSweep) -> HistoryIndex:
-        if self._index is None or self._index[0] is not sweep:
-            self._index = (sweep, HistoryIndex(sweep, self.params))
-        return self._index[1]
+        cached: tuple[StateSweep, HistoryIndex] | None = self.__dict__.get("_index")
+        if cached is None or cached[0] is not sweep:
+            cached = self._index = (sweep, HistoryIndex(sweep, self.params))
+        return cached[1]
 
     @staticmethod
     def trace_target(sweep: StateSweep, i: int, union: bool) -> Target:
@@ -178,7 +188,7 @@ class APQ(WaitEstimator):
     def chosen(self) -> tuple[str, int, float]:
         """(chain, k, spread threshold): fixed parameters, else learned, else defaults."""
         p = self.params
-        chain = p.chain or getattr(self, "chain_", "spec")
+        chain = cast(str, p.chain or getattr(self, "chain_", "spec"))
         k = p.k if p.k is not None else getattr(self, "k_", self.ks(chain)[0])
         thr = (
             p.spread_threshold
@@ -296,19 +306,20 @@ class APQ(WaitEstimator):
             mode = "distributions" if spread > threshold else "summaries"
         ans = answers[mode]
         if ans.name == "fallback_median":
-            return max(ans.wait_s, 0.0), ans.name, ans.support, "none"
+            return max(cast(float, ans.wait_s), 0.0), ans.name, ans.support, "none"
         if ans.name == "stddev":
-            return max(ans.wait_s, 0.0), ans.name, ans.support, mode
+            return max(cast(float, ans.wait_s), 0.0), ans.name, ans.support, mode
         if chain == "median":
             return (
-                float(ans.wmed[self.ks("median").index(k)]),
+                float(cast(np.ndarray, ans.wmed)[self.ks("median").index(k)]),
                 "weighted_median",
                 min(k, n_history),
                 mode,
             )
         if ans.regression is not None:
             return ans.regression[0], "regression", ans.regression[1], mode
-        return float(ans.wavg[self.ks("spec").index(k)]), "weighted_avg", min(k, n_history), mode
+        wavg = cast(np.ndarray, ans.wavg)
+        return float(wavg[self.ks("spec").index(k)]), "weighted_avg", min(k, n_history), mode
 
     # ------------------------------------------------------------------ contract
     def _learn(self, ctx: WaitContext) -> None:
@@ -326,7 +337,7 @@ class APQ(WaitEstimator):
             return
         idx = self.index(ctx.state)
         union = p.hist_mode == "union"
-        modes = MODES
+        modes: tuple[str, ...] = MODES
         if p.spread_threshold is not None:
             modes = ("summaries",) if p.spread_threshold == np.inf else MODES
         runs = [

@@ -112,7 +112,7 @@ class IBL(WaitEstimator):
         submit = ctx.jobs["submit_time"].to_numpy(dtype=float)
         prefix = self.hist_.prefix(submit[rows], rows)
         rows, prefix = rows[prefix >= self.min_history], prefix[prefix >= self.min_history]
-        n_feat = self.feats_.shape[1]
+        n_feat = int(self.feats_.shape[1])
         self.weights_, self.k_, self.h_ = np.ones(n_feat), 20, 0.3
         if rows.size == 0:
             self.tune_aae_ = None

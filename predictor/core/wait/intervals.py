@@ -38,8 +38,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 SCORES = ("ratio", "diff")
 MIN_LEVEL, MAX_LEVEL = 0.5, 0.99  # confidences the API accepts
@@ -64,7 +66,7 @@ def scores(pred_s: np.ndarray, wait_s: np.ndarray, score: str = "diff") -> np.nd
     raise ValueError(f"score must be one of {SCORES}, got {score!r}")
 
 
-def _back(pred_s: np.ndarray, e: np.ndarray, score: str) -> np.ndarray:
+def _back(pred_s: ArrayLike, e: ArrayLike, score: str) -> Any:
     p = np.maximum(np.asarray(pred_s, dtype=float), 0.0)
     return (1.0 + p) * e - 1.0 if score == "ratio" else p + e
 
@@ -203,7 +205,8 @@ def online_intervals(
     order, count = known_order(arrival_s, known_s)
     levels = tuple(check_level(c) for c in levels)
     pools: dict[int, deque[float]] = {-1: deque(maxlen=window)}
-    alpha = {c: {} for c in levels}  # level -> group -> current miss-rate target
+    # level -> group -> current miss-rate target
+    alpha: dict[float, dict[int, float]] = {c: {} for c in levels}
     low = {c: np.zeros(n) for c in levels}
     high = {c: np.full(n, np.inf) for c in levels}
     miss = {c: np.zeros(n, dtype=bool) for c in levels}

@@ -35,11 +35,11 @@ def wait_class(wait_s: np.ndarray) -> np.ndarray:
     return np.searchsorted(WAIT_CLASS_EDGES, np.asarray(wait_s, dtype=float), side="right")
 
 
-def aae_by_class(pred_s: np.ndarray, wait_s: np.ndarray) -> dict[str, dict[str, float]]:
+def aae_by_class(pred_s: np.ndarray, wait_s: np.ndarray) -> dict[str, dict[str, float | None]]:
     """AAE (seconds) and job count per wait class of the *actual* wait."""
     err = np.abs(np.asarray(pred_s) - np.asarray(wait_s))
     cls = wait_class(wait_s)
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float | None]] = {}
     for k, label in enumerate(WAIT_CLASS_LABELS):
         sel = cls == k
         out[label] = {

@@ -1,16 +1,26 @@
 """The predict page's live-site branch: ``POST /api/sites/{id}/predict/``'s service, shown
-in the same cards as a trace answer (dates now, "in 2 h 10 min", the calibrated interval)."""
+in the same cards as a trace answer (dates now, "in 2 h 10 min", the calibrated interval).
+
+The predict page belongs to the predictor, a lower app: this module is registered as its
+``queuecast.page_parts.PREDICT_SITE`` part in ``HoldqueueConfig.ready``."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
+from django.db.models import QuerySet
+
 from holdqueue.models import Site
 from holdqueue.serializers import PredictSerializer
 from holdqueue.services.predict import predict_for_query
 from predictor import pages_rangeset
 from queuecast.errors import QueuecastError
+
+
+def sites() -> QuerySet[Site]:
+    """The sites the predict form offers."""
+    return Site.objects.all()
 
 
 def site_answer(site: Site, user: Any, data: dict[str, Any]) -> tuple[dict | None, dict]:

@@ -14,8 +14,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from pyss_adapter.core.demo import DEMO_TIME_SCALE, demo_trace
 from queuecast.progress import progress_bar
-from traces.core.demo import DEMO_TIME_SCALE, demo_trace
 from traces.core.swf import write_swf
 from traces.models import Trace
 from traces.services import ingest_swf
