@@ -198,7 +198,7 @@ class MoldingPolicy:
         if self.params.runtime_model == "paper":
             prev = self.history.max_estimate(int(self.requests.user[j]), size)
             return paper_estimate(n0, est0, size, prev, self.max_limit_s)
-        return min(est0 * self._factor(j, size), max(self.max_limit_s, est0))
+        return max(min(est0 * self._factor(j, size), max(self.max_limit_s, est0)), 1.0)
 
     def _runtime(self, j: int, engine: Any, size: int, estimate_s: float) -> float:
         """The job's actual runtime at ``size`` (the replay's ground truth)."""

@@ -68,3 +68,12 @@ def test_a_scaled_rangeset_keeps_its_probabilities_and_scales_ranges_and_point()
         scaled_rangeset(RangeSet(rs.low_s, rs.high_s, rs.probability, point=30.0), 3.0).point_s
         == 90.0
     )
+
+
+def test_a_one_second_request_scaled_to_more_processors_still_asks_for_one_second() -> None:
+    # HPC2N has 1 s requests; Downey's factor < 1 at a larger size would ask for 0.68 s
+    from jobmolding.core.candidates import speedup_candidates
+
+    cands = speedup_candidates(2, np.array([2, 16]), 1.0, 86400.0, 1.0)
+    assert cands.factors is not None and cands.factors[1] < 1.0
+    assert cands.req_time_s.tolist() == [1.0, 1.0]
