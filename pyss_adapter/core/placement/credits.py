@@ -101,7 +101,6 @@ class CreditNodes(ClusterPlacement):
         self.next_sample = self.t0
         self.samples_B: list[np.ndarray] = []
         self.samples_thr: list[np.ndarray] = []
-        self.samples_use: list[np.ndarray] = []
         self.past_request = 0
         self._wakes: set[float] = set()
 
@@ -131,15 +130,18 @@ class CreditNodes(ClusterPlacement):
         self.B = raw - over + under
 
     def _sample_until(self, stop: float) -> None:
+        """Balances and throttling at the grid instants in (t, stop], linear between events."""
+        if self.next_sample > stop:
+            return
+        count = int((stop - self.next_sample) // self.sample_s) + 1
+        times = self.next_sample + self.sample_s * np.arange(count)
         floor = 0.0 if self.t3_mode == "standard" else -np.inf
+        rate = (self.e - self.use) / 60.0
+        b = np.clip(self.B[None, :] + rate[None, :] * (times - self.t)[:, None], floor, self.cap)
+        self.samples_B.extend(b)
         thr = self.f < 1.0
-        while self.next_sample <= stop:
-            dt_min = (self.next_sample - self.t) / 60.0
-            b = np.clip(self.B + (self.e - self.use) * dt_min, floor, self.cap)
-            self.samples_B.append(b)
-            self.samples_thr.append(thr)
-            self.samples_use.append(self.use / (self.e / self.baseline))
-            self.next_sample += self.sample_s
+        self.samples_thr.extend([thr] * count)
+        self.next_sample = float(times[-1]) + self.sample_s
 
     # -- throttling --------------------------------------------------------------
     def _retune(self, now: float, nodes: Any) -> None:
@@ -147,7 +149,11 @@ class CreditNodes(ClusterPlacement):
         changed = set()
         for n in nodes:
             D, e = self.D[n], self.e[n]
-            f = e / D if (self.B[n] <= EPS and D > e + EPS) else 1.0
+            # On when the bucket is empty and demand exceeds the baseline; off only when a
+            # start or an end brings demand to the baseline (credits a throttled node gains
+            # because a job is held back elsewhere do not flap it on and off).
+            throttled = D > e + EPS and (self.B[n] <= EPS or self.f[n] < 1.0)
+            f = e / D if throttled else 1.0
             if f != self.f[n]:
                 self.f[n] = f
                 changed.add(n)
