@@ -227,13 +227,16 @@ class CreditNodes(ClusterPlacement):
 
     # -- results -----------------------------------------------------------------
     def extra_metrics(self) -> dict[str, Any]:
-        span_h = max(self.t - self.t0, 0.0) / HOUR_S
+        ends = [t for t in self.log.t_off if t == t]
+        last_end = max(ends, default=self.t0)
+        span_h = max(last_end - self.t0, 0.0) / HOUR_S  # a late wake-up does not bill
         if self.t3_mode == "unlimited":
             self.charged += float(np.maximum(-self.B, 0.0).sum())
         nodes = len(self.cores_list)
         surplus = self.charged * self.price_surplus / 60.0
-        B = np.asarray(self.samples_B) if self.samples_B else np.zeros((1, nodes))
-        thr = np.asarray(self.samples_thr) if self.samples_thr else np.zeros((1, nodes))
+        keep = int((last_end - self.t0) // self.sample_s) + 1  # grid up to the last end
+        B = np.asarray(self.samples_B[:keep]) if self.samples_B else np.zeros((1, nodes))
+        thr = np.asarray(self.samples_thr[:keep]) if self.samples_thr else np.zeros((1, nodes))
         return {
             "cost_usd": float(nodes * span_h * self.price_t3 + surplus),
             "cost_m5_emr_usd": float(nodes * span_h * (self.price_m5 + self.price_emr)),
