@@ -343,9 +343,12 @@ SEED_Q = {"gpa 0.001": 1.6e-3, "cantelli 1": 3e-4, "cantelli 1.7": 2e-6, "cantel
 def _g1_seed(src: str, row: dict[str, Any]) -> dict[str, str]:
     """The seed's figure for this estimator and our verdict (spec §3.4 B)."""
     est = row["estimator"]
-    seeds = {"av 1": "m_abs 28.0", "gpa 0.1": "m_abs 35, q ~ rho", "gpa 0.001": "m_abs 47, q 1.6e-3",
-             "cantelli 1": "q 3e-4", "cantelli 1.7": "q 2e-6", "cantelli 4.4": "q 0",
-             "perc 99": "q 2e-8", "perc 95": "q 5e-6", "perc 90": "q 7e-5", "perc 100": "q 0"}  # fmt: skip
+    seeds = {
+        "av 1": "m_abs 28.0",
+        "gpa 0.1": "m_abs 35, q ~ rho",
+        "gpa 0.001": "m_abs 47, q 1.6e-3",
+        **{k: f"q {v:g}" for k, v in SEED_Q.items() if k != "gpa 0.001"},
+    }
     seed = seeds.get(est, "q close to rho" if est.startswith("gpa") else "no seed figure")
     if est.startswith("gpa"):
         verdict = _ratio_verdict(row["q_over_rho"])
