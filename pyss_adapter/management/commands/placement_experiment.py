@@ -247,7 +247,9 @@ class Command(BaseCommand):
             "throttled",
             "past_request",
             "seed",
+            "verdict",
         ]
+        c1_verdicts(rows)
         return "C1: CASH on T3 nodes (t3.2xlarge, B0 = 0, constant usage)", cols, rows
 
     def _g2(self, opts):
@@ -379,6 +381,32 @@ def _t1_verdict(row: dict[str, Any], base: dict[str, Any]) -> str:
     if fewer and less:
         return "consistent (direction; no seed number)"
     return "direction only" if fewer or less else "not reproduced"
+
+
+SEED_C1 = {"round-robin": 0.40, "cash whole_first": 0.13, "cash literal": 0.13}
+
+
+def c1_verdicts(rows: list[dict[str, Any]]) -> None:
+    """Degradation against the seed's (+40% naive, +13% CASH: within x2 is consistent);
+    unlimited: no slowdown but billed surplus and a higher credit spread than CASH."""
+    for row in rows:
+        label = row["policy"]
+        if label in SEED_C1:
+            ratio = row["degradation"] / SEED_C1[label]
+            if 0.5 <= ratio <= 2:
+                row["verdict"] = "consistent"
+            else:
+                row["verdict"] = "direction only" if ratio > 0 else "not reproduced"
+        elif label == "round-robin unlimited":
+            cash = next(
+                r
+                for r in rows
+                if (r["k"], r["trace"], r["policy"]) == (row["k"], row["trace"], "cash whole_first")
+            )
+            ok = row["surplus_usd"] > 0 and row["credit_std"] > cash["credit_std"]
+            row["verdict"] = "consistent (direction)" if ok else "not reproduced"
+        else:
+            row["verdict"] = "reference" if label.startswith("off") else "no seed figure"
 
 
 def _c1_seed(label: str) -> dict[str, str]:
