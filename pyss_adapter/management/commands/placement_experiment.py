@@ -49,6 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--usage-file", help="G1 azure CSV (default: traces dir usage/)")
         parser.add_argument("--json")
         parser.add_argument("--markdown")
+        parser.add_argument("--plot", help="G1/G2: machines against violation rate (PNG)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         started = time.process_time()
@@ -61,6 +62,9 @@ class Command(BaseCommand):
             Path(opts["json"]).write_text(json.dumps({"title": title, "rows": rows}, indent=1))
         if opts["markdown"]:
             Path(opts["markdown"]).write_text(text)
+        if opts["plot"] and opts["experiment"] in ("G1", "G2"):
+            plot_machines_vs_q(rows, opts["plot"], opts["experiment"])
+            self.stdout.write(f"wrote {opts['plot']}")
 
     # -- inputs ------------------------------------------------------------------------
     def _load(self, opts: dict[str, Any], name: str, k: float = 1.0):
@@ -287,6 +291,38 @@ class Command(BaseCommand):
                     )
         cols = ["trace", "corr", "policy", "open_nodes", "M", "q", "q_over_rho", "seed", "verdict"]
         return "G2: GPA in replays (pool nodes of 32 cores, beta rho = 0.1)", cols, rows
+
+
+def plot_machines_vs_q(rows: list[dict[str, Any]], path: str, experiment: str) -> None:
+    """Machines used against violation rate, one panel per data source (log q axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    group = "source" if experiment == "G1" else "corr"
+    x_key, y_key = ("m_abs", "q") if experiment == "G1" else ("open_nodes", "q")
+    groups = sorted({str(r[group]) for r in rows})
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], groups, strict=True):
+        for family, marker in (("gpa", "o"), ("cantelli", "s"), ("av", "^"), ("perc", "D"),
+                               ("pool", "v")):  # fmt: skip
+            pts = [
+                r for r in rows
+                if str(r[group]) == name and r["estimator" if experiment == "G1" else "policy"]
+                .replace("pool-", "").startswith(family) and "(" not in str(r.get("estimator", ""))
+            ]  # fmt: skip
+            if pts:
+                ax.scatter([r[x_key] for r in pts], [max(r[y_key], 1e-6) for r in pts],
+                           marker=marker, label=family)  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("machines (mean)")
+        ax.set_ylabel("violation rate q (0 drawn at 1e-6)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 T1_METRICS = [
