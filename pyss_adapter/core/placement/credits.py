@@ -101,7 +101,6 @@ class CreditNodes(ClusterPlacement):
         self.next_sample = self.t0
         self.samples_B: list[np.ndarray] = []
         self.samples_thr: list[np.ndarray] = []
-        self.samples_use: list[np.ndarray] = []
         self.past_request = 0
         self._wakes: set[float] = set()
 
@@ -131,15 +130,18 @@ class CreditNodes(ClusterPlacement):
         self.B = raw - over + under
 
     def _sample_until(self, stop: float) -> None:
+        """Balances and throttling at the grid instants in (t, stop], linear between events."""
+        if self.next_sample > stop:
+            return
+        count = int((stop - self.next_sample) // self.sample_s) + 1
+        times = self.next_sample + self.sample_s * np.arange(count)
         floor = 0.0 if self.t3_mode == "standard" else -np.inf
+        rate = (self.e - self.use) / 60.0
+        b = np.clip(self.B[None, :] + rate[None, :] * (times - self.t)[:, None], floor, self.cap)
+        self.samples_B.extend(b)
         thr = self.f < 1.0
-        while self.next_sample <= stop:
-            dt_min = (self.next_sample - self.t) / 60.0
-            b = np.clip(self.B + (self.e - self.use) * dt_min, floor, self.cap)
-            self.samples_B.append(b)
-            self.samples_thr.append(thr)
-            self.samples_use.append(self.use / (self.e / self.baseline))
-            self.next_sample += self.sample_s
+        self.samples_thr.extend([thr] * count)
+        self.next_sample = float(times[-1]) + self.sample_s
 
     # -- throttling --------------------------------------------------------------
     def _retune(self, now: float, nodes: Any) -> None:
@@ -147,7 +149,11 @@ class CreditNodes(ClusterPlacement):
         changed = set()
         for n in nodes:
             D, e = self.D[n], self.e[n]
-            f = e / D if (self.B[n] <= EPS and D > e + EPS) else 1.0
+            # On when the bucket is empty and demand exceeds the baseline; off only when a
+            # start or an end brings demand to the baseline (credits a throttled node gains
+            # because a job is held back elsewhere do not flap it on and off).
+            throttled = D > e + EPS and (self.B[n] <= EPS or self.f[n] < 1.0)
+            f = e / D if throttled else 1.0
             if f != self.f[n]:
                 self.f[n] = f
                 changed.add(n)
@@ -221,13 +227,16 @@ class CreditNodes(ClusterPlacement):
 
     # -- results -----------------------------------------------------------------
     def extra_metrics(self) -> dict[str, Any]:
-        span_h = max(self.t - self.t0, 0.0) / HOUR_S
+        ends = [t for t in self.log.t_off if t == t]
+        last_end = max(ends, default=self.t0)
+        span_h = max(last_end - self.t0, 0.0) / HOUR_S  # a late wake-up does not bill
         if self.t3_mode == "unlimited":
             self.charged += float(np.maximum(-self.B, 0.0).sum())
         nodes = len(self.cores_list)
         surplus = self.charged * self.price_surplus / 60.0
-        B = np.asarray(self.samples_B) if self.samples_B else np.zeros((1, nodes))
-        thr = np.asarray(self.samples_thr) if self.samples_thr else np.zeros((1, nodes))
+        keep = int((last_end - self.t0) // self.sample_s) + 1  # grid up to the last end
+        B = np.asarray(self.samples_B[:keep]) if self.samples_B else np.zeros((1, nodes))
+        thr = np.asarray(self.samples_thr[:keep]) if self.samples_thr else np.zeros((1, nodes))
         return {
             "cost_usd": float(nodes * span_h * self.price_t3 + surplus),
             "cost_m5_emr_usd": float(nodes * span_h * (self.price_m5 + self.price_emr)),

@@ -49,6 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--usage-file", help="G1 azure CSV (default: traces dir usage/)")
         parser.add_argument("--json")
         parser.add_argument("--markdown")
+        parser.add_argument("--plot", help="G1/G2: machines against violation rate (PNG)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         started = time.process_time()
@@ -61,6 +62,9 @@ class Command(BaseCommand):
             Path(opts["json"]).write_text(json.dumps({"title": title, "rows": rows}, indent=1))
         if opts["markdown"]:
             Path(opts["markdown"]).write_text(text)
+        if opts["plot"] and opts["experiment"] in ("G1", "G2"):
+            plot_machines_vs_q(rows, opts["plot"], opts["experiment"])
+            self.stdout.write(f"wrote {opts['plot']}")
 
     # -- inputs ------------------------------------------------------------------------
     def _load(self, opts: dict[str, Any], name: str, k: float = 1.0):
@@ -209,11 +213,12 @@ class Command(BaseCommand):
         for trace in opts["traces"] or DEFAULT_TRACES:
             for k in opts["k"] or (1.5, 2.0):
                 name, jobs, _ = self._load(opts, trace, k)
-                ref = None
+                ref = ref_cost = None
                 for label, pol, opt in policies:
                     result, m = self._run(jobs, pol, **opt)
                     elapsed = float((result.end_s - result.start_s).sum())
                     ref = ref or elapsed
+                    ref_cost = ref_cost or m["cost_m5_emr_usd"]  # M5 + EMR runs at full speed
                     view = all_jobs_view(result)
                     rows.append(
                         {
@@ -224,7 +229,7 @@ class Command(BaseCommand):
                             "degradation": elapsed / ref - 1,
                             "mean_response_h": view["mean_response_s"] / 3600,
                             "cost_t3_usd": m["cost_usd"],
-                            "cost_ratio_vs_m5_emr": m["cost_usd"] / m["cost_m5_emr_usd"],
+                            "cost_ratio_vs_m5_emr": m["cost_usd"] / ref_cost,
                             "surplus_usd": m["surplus_usd"],
                             "credit_std": m["credit_std_mean"],
                             "throttled": m["throttled_share"],
@@ -246,7 +251,9 @@ class Command(BaseCommand):
             "throttled",
             "past_request",
             "seed",
+            "verdict",
         ]
+        c1_verdicts(rows)
         return "C1: CASH on T3 nodes (t3.2xlarge, B0 = 0, constant usage)", cols, rows
 
     def _g2(self, opts):
@@ -284,6 +291,38 @@ class Command(BaseCommand):
                     )
         cols = ["trace", "corr", "policy", "open_nodes", "M", "q", "q_over_rho", "seed", "verdict"]
         return "G2: GPA in replays (pool nodes of 32 cores, beta rho = 0.1)", cols, rows
+
+
+def plot_machines_vs_q(rows: list[dict[str, Any]], path: str, experiment: str) -> None:
+    """Machines used against violation rate, one panel per data source (log q axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    group = "source" if experiment == "G1" else "corr"
+    x_key, y_key = ("m_abs", "q") if experiment == "G1" else ("open_nodes", "q")
+    groups = sorted({str(r[group]) for r in rows})
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], groups, strict=True):
+        for family, marker in (("gpa", "o"), ("cantelli", "s"), ("av", "^"), ("perc", "D"),
+                               ("pool", "v")):  # fmt: skip
+            pts = [
+                r for r in rows
+                if str(r[group]) == name and r["estimator" if experiment == "G1" else "policy"]
+                .replace("pool-", "").startswith(family) and "(" not in str(r.get("estimator", ""))
+            ]  # fmt: skip
+            if pts:
+                ax.scatter([r[x_key] for r in pts], [max(r[y_key], 1e-6) for r in pts],
+                           marker=marker, label=family)  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("machines (mean)")
+        ax.set_ylabel("violation rate q (0 drawn at 1e-6)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 T1_METRICS = [
@@ -335,30 +374,39 @@ def _ratio_verdict(ratio: float | None) -> str:
     return "direction only" if 0.25 <= ratio <= 3.2 else "not reproduced"
 
 
+SEED_Q = {"gpa 0.001": 1.6e-3, "cantelli 1": 3e-4, "cantelli 1.7": 2e-6, "cantelli 4.4": 0.0,
+          "perc 99": 2e-8, "perc 95": 5e-6, "perc 90": 7e-5, "perc 100": 0.0}  # fmt: skip
+
+
 def _g1_seed(src: str, row: dict[str, Any]) -> dict[str, str]:
+    """The seed's figure for this estimator and our verdict (spec §3.4 B)."""
     est = row["estimator"]
     seeds = {
         "av 1": "m_abs 28.0",
-        "gpa 0.1": "m_abs 35, q~rho",
+        "gpa 0.1": "m_abs 35, q ~ rho",
         "gpa 0.001": "m_abs 47, q 1.6e-3",
-        "cantelli 1": "q 3e-4",
-        "cantelli 1.7": "q 2e-6",
-        "cantelli 4.4": "q 0",
-        "perc 99": "q 2e-8",
-        "perc 95": "q 5e-6",
-        "perc 90": "q 7e-5",
-        "perc 100": "q 0",
+        **{k: f"q {v:g}" for k, v in SEED_Q.items() if k != "gpa 0.001"},
     }
     seed = seeds.get(est, "q close to rho" if est.startswith("gpa") else "no seed figure")
     if est.startswith("gpa"):
         verdict = _ratio_verdict(row["q_over_rho"])
-    elif est == "av 1" and src == "azure":
+    elif est == "av 1":
         verdict = "consistent" if 14 <= row["m_abs"] <= 56 else "not reproduced"
-    elif seed == "no seed figure":
-        verdict = "no seed figure"
+    elif est in SEED_Q:
+        verdict = _q_verdict(row["q"], SEED_Q[est])
     else:
-        verdict = "see text"
+        verdict = "no seed figure"
     return {"seed": seed, "verdict": verdict}
+
+
+def _q_verdict(q: float, seed_q: float) -> str:
+    """A violation rate against the seed's: within x2 (or both 0) is consistent."""
+    if seed_q == 0 or q == 0:
+        return "consistent" if q == seed_q else "not reproduced (ours above the seed's)"
+    ratio = q / seed_q
+    if 0.5 <= ratio <= 2:
+        return "consistent"
+    return "not reproduced (ours above the seed's)" if ratio > 2 else "not reproduced (ours below)"
 
 
 def _t1_verdict(row: dict[str, Any], base: dict[str, Any]) -> str:
@@ -369,6 +417,32 @@ def _t1_verdict(row: dict[str, Any], base: dict[str, Any]) -> str:
     if fewer and less:
         return "consistent (direction; no seed number)"
     return "direction only" if fewer or less else "not reproduced"
+
+
+SEED_C1 = {"round-robin": 0.40, "cash whole_first": 0.13, "cash literal": 0.13}
+
+
+def c1_verdicts(rows: list[dict[str, Any]]) -> None:
+    """Degradation against the seed's (+40% naive, +13% CASH: within x2 is consistent);
+    unlimited: no slowdown but billed surplus and a higher credit spread than CASH."""
+    for row in rows:
+        label = row["policy"]
+        if label in SEED_C1:
+            ratio = row["degradation"] / SEED_C1[label]
+            if 0.5 <= ratio <= 2:
+                row["verdict"] = "consistent"
+            else:
+                row["verdict"] = "direction only" if ratio > 0 else "not reproduced"
+        elif label == "round-robin unlimited":
+            cash = next(
+                r
+                for r in rows
+                if (r["k"], r["trace"], r["policy"]) == (row["k"], row["trace"], "cash whole_first")
+            )
+            ok = row["surplus_usd"] > 0 and row["credit_std"] > cash["credit_std"]
+            row["verdict"] = "consistent (direction)" if ok else "not reproduced"
+        else:
+            row["verdict"] = "reference" if label.startswith("off") else "no seed figure"
 
 
 def _c1_seed(label: str) -> dict[str, str]:
