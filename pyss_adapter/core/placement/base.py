@@ -45,6 +45,7 @@ class Placement(Protocol):
     name: str
     framing: str
     changes_runtime: bool
+    log: PlacementLog
 
     def bind(self, engine: Any, usage: UsageModel, cores_per_node: int, source: str) -> None: ...
     def on_start(self, engine: Any, j: int, now: float) -> None: ...
