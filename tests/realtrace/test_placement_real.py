@@ -1,7 +1,7 @@
 """Placement on the shared PWA traces (spec placement.md §3.2, I-3): an observer placement
 leaves every start and end as without it, in both modes; KTH (no field 6) only with a fill.
 
-The first 4000 jobs of each log keep the tier quick; ``manage.py replay --placement``
+The first 800 jobs of each log keep the tier quick; ``manage.py replay --placement``
 runs whole logs (docs/results.md, "Placement").
 """
 
@@ -40,7 +40,7 @@ OBSERVERS = [
 @cache
 def _jobs(folder: Path, name: str, mode: str):
     swf = read_swf(folder / name)
-    return sim_jobs(swf.jobs.iloc[:4000], TRACES[name][0], mode)
+    return sim_jobs(swf.jobs.iloc[:800], TRACES[name][0], mode)
 
 
 @pytest.mark.parametrize("mode", ["default", "pyss"])
