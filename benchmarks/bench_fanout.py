@@ -6,8 +6,8 @@
 Needs PostgreSQL and Redis (``DATABASE_URL``, default the local ``queuecast_bench`` database,
 created when missing; ``CELERY_BROKER_URL``, default local Redis database 14). For each worker
 count it starts ``celery -A queuecast worker -c N`` on a private queue, submits one evaluation
-run of the whole test part of ``$QUEUECAST_TRACES_DIR/<trace>`` (``predictor.fanout`` cuts it
-into chunk tasks), waits for it and prints the wall time, the chunks each pool process answered,
+run of the whole test part of ``$QUEUECAST_TRACES_DIR/<trace>`` (``predictor.services.fanout`` cuts
+it into chunk tasks), waits for it and prints the wall time, the chunks each pool process answered,
 and whether every method's figures equal the first run's (they must: the chunks merge into the
 one-process answer).
 """
@@ -61,15 +61,15 @@ def start_worker(queue: str, concurrency: int, log_path: str) -> subprocess.Pope
 
 
 def run_once(args: argparse.Namespace, swf: str, workers: int, log_path: str) -> dict:
-    from predictor import services_wait
     from predictor.models import EvaluationRun
+    from predictor.services import evaluations
     from queuecast.longrun import enqueue
 
     worker = start_worker(os.environ["QUEUECAST_CELERY_QUEUE"], workers, log_path)
     try:
         time.sleep(3)  # the worker connects
         params = {"seed": 0, **({"limit": args.limit} if args.limit else {})}
-        run = services_wait.new_run(
+        run = evaluations.new_run(
             kind=args.kind, swf_path=swf, methods=args.methods.split(","), params=params
         )
         started = time.perf_counter()

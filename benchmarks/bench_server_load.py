@@ -52,7 +52,7 @@ if os.environ.get("BENCH_SITE") == "1":
     site = create_site({"name": "bench-site", "backend": "simulated", "partition": "",
                         "trace": trace, "config": {"speed": 1.0}, "warm_up": True}, user).pk
 if os.environ.get("BENCH_WARM") == "1":
-    from predictor.services_predict import warm_rows
+    from predictor.services.predict import warm_rows
     warm_rows(trace)  # fits and stores the bundle and every row's prediction for the workers
 print(json.dumps({"id": trace.pk, "site": site, "token": Token.objects.create(user=user).key,
                   "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from holdqueue.serializers import PredictSerializer
 from holdqueue.services.where import where_to_submit
-from predictor.serializers_why import WhySerializer
+from predictor.serializers.why import WhySerializer
 
 
 class WhereQuerySerializer(PredictSerializer):

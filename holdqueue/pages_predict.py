@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from holdqueue.models import Site
 from holdqueue.serializers import PredictSerializer
 from holdqueue.services.predict import predict_for_query
-from predictor import pages_rangeset
+from predictor.pages import rangeset
 from queuecast.errors import QueuecastError
 
 
@@ -39,11 +39,11 @@ def site_answer(site: Site, user: Any, data: dict[str, Any]) -> tuple[dict | Non
 
 
 def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str, Any]:
-    """The site answer in the predict page's shape (see ``predictor.pages.present``); the
+    """The site answer in the predict page's shape (see ``predictor.pages.predict.present``); the
     finish is the start plus the median runtime, as for a trace."""
     wait = raw["wait"]
     ranges, limit_s = raw["runtime"]["ranges"], float(raw["time_limit_s"])
-    run_s = pages_rangeset.median_runtime_s(ranges)
+    run_s = rangeset.median_runtime_s(ranges)
     run_s = float(raw["runtime"]["point_s"]) if run_s is None else run_s
     return {
         "site": site,
@@ -53,8 +53,8 @@ def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str
         "runtime_s": run_s,
         "finish_s": raw["predicted_start_s"] + run_s,
         "finish_date": raw["predicted_start"] + dt.timedelta(seconds=run_s),
-        "ranges": pages_rangeset.ranges_table(ranges, run_s),
-        "chart": pages_rangeset.rangeset_chart(ranges, run_s, limit_s),
+        "ranges": rangeset.ranges_table(ranges, run_s),
+        "chart": rangeset.rangeset_chart(ranges, run_s, limit_s),
         "interval": {"lower_s": wait["low_s"], "upper_s": wait["high_s"],
                      "level": wait.get("confidence", confidence), "kind": "calibrated"},
         "wait": {"method": raw["method"]["wait"], "predictor": raw["method"].get("wait_predictor"),

@@ -14,7 +14,7 @@ from holdqueue.core.directives import allow_list_problem
 from holdqueue.models import Site, SiteJob
 from holdqueue.services.backends import max_timeout_s
 from predictor.core.wait.registry import FACTORIES as WAIT_FACTORIES
-from predictor.serializers_why import WhySerializer
+from predictor.serializers.why import WhySerializer
 from queuecast.permissions import can_change
 from traces.models import Trace
 

@@ -17,7 +17,7 @@ from django.urls import path
 from jobmolding.core.policy import STRATEGIES
 from jobmolding.core.runtime_models import RUNTIME_MODELS
 from jobmolding.models import MoldingRun
-from predictor.pages_runs import LIST_LIMIT
+from predictor.pages.runs import LIST_LIMIT
 from queuecast import charts, labels
 from queuecast.longrun import Status
 from queuecast.permissions import visible_to

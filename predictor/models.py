@@ -29,7 +29,7 @@ class EvaluationChunk(LongRun):
     """One contiguous slice of one method's test targets, answered by any worker.
 
     An evaluation run with a broker cuts each method's targets into chunks
-    (``predictor.fanout``); every chunk is a long run of its own (claim, lease, heartbeat,
+    (``predictor.services.fanout``); every chunk is a long run of its own (claim, lease, heartbeat,
     reaper), so a worker that dies mid-chunk leaves it to be taken over, never lost.
     ``lo``/``hi`` index the run's target array; ``first_row``/``last_row`` are the log rows
     at its ends, checked by the worker that answers it. ``answer`` is the pickled prediction

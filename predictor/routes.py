@@ -1,7 +1,7 @@
 """Registers the predictor's API on the shared router."""
 
-from predictor import api_evaluations, api_runtime, api_wait
+from predictor.api import evaluations, runtime, wait
 from queuecast.router import router
 
-for _module in (api_wait, api_runtime, api_evaluations):
+for _module in (wait, runtime, evaluations):
     _module.register(router)

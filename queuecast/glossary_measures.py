@@ -221,7 +221,7 @@ TERMS = (
         mean can fall between them, where the runtime is not expected.
         """,
         ANSWERS,
-        "predictor/pages_rangeset.py",
+        "predictor/pages/rangeset.py",
     ),
     Term(
         "p-finished",

@@ -61,7 +61,7 @@ GRIDS = {
 }
 #: key -> (label, format, glossary term or "")
 LABELS: dict[str, tuple[str, Fmt, str]] = {
-    # evaluations (predictor.services_wait / services_runtime)
+    # evaluations (predictor.services.evaluations / predictor.services.runtime)
     "tune_fraction": ("Tuning part", share("of the jobs"), "tuning-part"),
     "limit": ("Test jobs, at most", count("jobs"), ""),
     "seed": ("Random seed", plain, ""),

@@ -1,6 +1,6 @@
 """Single flight: concurrent calls for one key run the work once; the others wait for it.
 
-Used around model fitting (``predictor.fitted_cache``): two first predictions on one trace
+Used around model fitting (``predictor.services.fitted_cache``): two first predictions on one trace
 fit it once, the second request waiting for the first's result (or its error) instead of
 fitting again beside it. Per process: each web worker process fits its own copy.
 """

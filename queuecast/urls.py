@@ -35,7 +35,7 @@ urlpatterns = [
     path("api/", include(router.urls)),
     path("", include("queuecast.pages")),
     path("", include("traces.pages")),
-    path("", include("predictor.pages")),
+    path("", include("predictor.pages.predict")),
     path("", include("pyss_adapter.pages")),
     path("", include("jobmolding.pages")),
     path("", include("holdqueue.pages")),

@@ -134,6 +134,6 @@ def browser(alice):
 
 @pytest.fixture(autouse=True)
 def _private_fitted_store(settings, tmp_path_factory) -> None:
-    """Each test's fitted bundles go to a folder of its own (``predictor.fitted_store``), so
-    no test answers from a bundle another test, or an earlier run, left in the upload folder."""
+    """Each test's fitted bundles go to a folder of its own (``predictor.services.fitted_store``),
+    so no test answers from a bundle another test, or an earlier run, left in the upload folder."""
     settings.QUEUECAST_FITTED_DIR = str(tmp_path_factory.mktemp("fitted"))

@@ -2,8 +2,8 @@
 answering a batch of requests on the site's live snapshot (``predictor.core.bundle``).
 
 Fitting takes seconds to tens of seconds, so a site's bundle is fitted once for every process
-(``predictor.fitted_store``: one process fits under the site's lock, the others load its file)
-and refitted only when its history has grown by ``REFIT_GROWTH`` or is older than
+(``predictor.services.fitted_store``: one process fits under the site's lock, the others load its
+file) and refitted only when its history has grown by ``REFIT_GROWTH`` or is older than
 ``REFIT_AGE_S``; a process counts the history at most every ``CHECK_EVERY_S``, and a stale
 bundle keeps answering while one process refits it in the background. At each fit the
 bundle is also scored on the last ``CALIBRATION_JOBS`` finished jobs of the history, each
@@ -38,8 +38,8 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot, from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
-from predictor.fitted_store import FittedStore, default_store
-from predictor.services_why import why_body
+from predictor.services.fitted_store import FittedStore, default_store
+from predictor.services.why import why_body
 
 if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle
@@ -214,7 +214,7 @@ def _fit(site: Site, wait_method: str | None = None) -> SiteModel:
             field="history",
         )
     from predictor.core.bundle import fit_bundle
-    from predictor.services_predict import service_methods
+    from predictor.services.predict import service_methods
 
     default_wait, runtime_method = service_methods()  # auto and the chosen runtime method
     bundle = fit_bundle(

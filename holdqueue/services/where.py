@@ -15,7 +15,7 @@ from typing import Any
 
 from holdqueue.models import Site
 from holdqueue.services.predict import predict_for_query
-from predictor import services_predict
+from predictor.services import predict
 from queuecast.errors import InvalidInput, QueuecastError
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -61,15 +61,15 @@ def trace_answer(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
     procs = int(trace.machine_procs or 0)
     if procs and data["procs"] > procs:
         raise InvalidInput(f"trace {trace.name} has {procs} processors", field="procs")
-    bundle = services_predict.bundle_for(trace)
+    bundle = predict.bundle_for(trace)
     query = {
         "user_id": -1, "requested_procs": data["procs"],
         "requested_time": float(data["time_limit_s"]), "at": float(trace.last_submit_s or 0.0),
         "queue_id": int(bundle.jobs["queue_id"].iloc[-1]), "confidence": data["confidence"],
         **({"method": data["method"]} if data.get("method") else {}),
     }  # fmt: skip
-    wait = services_predict.predict_wait(trace, query)
-    runtime = services_predict.predict_runtime(trace, query)
+    wait = predict.predict_wait(trace, query)
+    runtime = predict.predict_runtime(trace, query)
     end = wait["wait_s"] + runtime["point_s"]
     return {
         "kind": "trace", "id": trace.pk, "name": trace.name,

@@ -11,8 +11,8 @@ checks every registered method on a small log).
 Here the chunks run in local worker processes (``jobs`` of them; ``spawn`` processes, each
 unpickling the fitted method once: a forked child of a process that already ran OpenMP code,
 as scikit-learn's gradient boosting does, can hang). With a Celery broker the service layer
-passes a :class:`ChunkRunner` instead (``predictor.fanout``: one Celery task per chunk); the
-splitting and merging are these functions either way.
+passes a :class:`ChunkRunner` instead (``predictor.services.fanout``: one Celery task per chunk);
+the splitting and merging are these functions either way.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from predictor import services_runtime, services_wait
+from predictor.services import evaluations, runtime
 from pyss_adapter.models import Replay
 from queuecast.longrun import Status
 from tests.browser.conftest import WAIT_S, assert_clean, shoot
@@ -75,8 +75,8 @@ def chart_drawn(driver: Any, canvas_id: str) -> bool:
 @pytest.fixture(autouse=True)
 def fresh_models(settings, tmp_path) -> None:
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
-    services_wait.MODELS.clear()
-    services_runtime.MODELS.clear()
+    evaluations.MODELS.clear()
+    runtime.MODELS.clear()
 
 
 def test_log_in_upload_and_see_the_trace_dashboard(page, tmp_path) -> None:

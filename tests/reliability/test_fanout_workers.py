@@ -1,5 +1,5 @@
 """Broker mode with real Celery workers: an evaluation run's chunks are answered by several
-pool processes (``predictor.fanout``) and the result equals the in-process one (CI: Redis +
+pool processes (``predictor.services.fanout``) and the result equals the in-process one (CI: Redis +
 PostgreSQL)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from predictor import services_wait
 from predictor.models import EvaluationChunk, EvaluationRun
+from predictor.services import evaluations
 from queuecast.longrun import enqueue
 from tests.service.test_evaluate_wait_cmd import write_trace
 from tests.service.traces_support import make_user
@@ -26,7 +26,7 @@ def test_two_pool_processes_answer_the_chunks_and_the_result_is_unchanged(
 ) -> None:
     swf = write_trace(tmp_path / "t.swf", n=3000, seed=11)
     params = {"seed": 0, "limit": 1600}
-    run = services_wait.new_run(
+    run = evaluations.new_run(
         kind="wait", owner=make_user("alice"), swf_path=str(swf), methods=["apq", "qbets"],
         params=params,
     )  # fmt: skip
@@ -45,7 +45,7 @@ def test_two_pool_processes_answer_the_chunks_and_the_result_is_unchanged(
     assert fan["chunks"] == 2 * 16  # 1600 targets, 100 a chunk, two methods
     assert sum(fan["workers"].values()) == 32
     assert len(fan["workers"]) == 2, (fan, worker_log)  # both pool processes answered chunks
-    truth = services_wait.evaluate_swf(read_swf(str(swf)), ["apq", "qbets"], params).results
+    truth = evaluations.evaluate_swf(read_swf(str(swf)), ["apq", "qbets"], params).results
     for name in truth:
         for key in ("aae_s", "jobs", "correct_share"):
             assert run.result[name][key] == truth[name][key], (name, key)

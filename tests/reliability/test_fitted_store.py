@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from predictor.fitted_cache import FittedCache
-from predictor.fitted_store import FittedStore
+from predictor.services.fitted_cache import FittedCache
+from predictor.services.fitted_store import FittedStore
 
 
 def test_store_round_trips_keeps_the_latest_and_evicts_the_least_recently_used(tmp_path):

@@ -143,7 +143,7 @@ def test_sigkill_mid_evaluation_is_reaped_as_failed(site) -> None:
         env,
     )
     kill_while_running(
-        "from predictor.tasks_wait import run_evaluation\nrun_evaluation.delay(1)",
+        "from predictor.tasks.evaluations import run_evaluation\nrun_evaluation.delay(1)",
         env, db, "predictor_evaluationrun", 0.0,
     )  # fmt: skip
     assert run("from queuecast.reaper import reap\nprint(len(reap()))", env) == "1"

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from predictor.fitted_cache import FittedCache
+from predictor.services.fitted_cache import FittedCache
 from queuecast.singleflight import SingleFlight
 
 

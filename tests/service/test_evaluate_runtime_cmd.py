@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from predictor.core.runtime.registry import METHODS
 from predictor.models import EvaluationRun
-from predictor.services_runtime import run_runtime_evaluation
+from predictor.services.runtime import run_runtime_evaluation
 from tests.service.test_runtime_api import write_synthetic_swf
 from traces.services import ingest_swf
 

@@ -1,4 +1,4 @@
-"""Evaluation chunks as tasks (``predictor.fanout``): answers equal one process, chunks
+"""Evaluation chunks as tasks (``predictor.services.fanout``): answers equal one process, chunks
 answered by another worker are gathered, a dead worker's chunk is answered again, a failed
 chunk fails the run naming it. (Real Celery workers: tests/reliability/test_fanout_workers.py.)"""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from predictor import fanout, services_runtime, services_wait
 from predictor.models import EvaluationChunk, EvaluationRun
+from predictor.services import evaluations, fanout, runtime
 from queuecast.longrun import Status
 from tests.service.test_evaluate_wait_cmd import write_trace
 from traces.core.swf import read_swf
@@ -28,13 +28,13 @@ def _forget_fits():
 
 def wait_run(tmp_path: Path, methods: list[str], limit: int = 240) -> EvaluationRun:
     swf = write_trace(tmp_path / "t.swf", n=600, seed=3)
-    return services_wait.new_run(
+    return evaluations.new_run(
         kind="wait", swf_path=str(swf), methods=methods, params={"limit": limit, "seed": 0}
     )
 
 
 def plain(run: EvaluationRun) -> dict:
-    return services_wait.evaluate_swf(read_swf(run.swf_path), run.methods, run.params).results
+    return evaluations.evaluate_swf(read_swf(run.swf_path), run.methods, run.params).results
 
 
 def same(a: dict, b: dict) -> None:
@@ -73,7 +73,7 @@ def test_runner_is_used_only_with_a_broker(tmp_path, settings) -> None:
 def test_chunks_answered_by_the_orchestrator_equal_one_process(tmp_path) -> None:
     run = wait_run(tmp_path, ["apq", "qbets", "gbm", "zero"])
     runner = fanout.CeleryChunks(run.pk, rows_per_chunk=50, send=False)
-    got = services_wait.evaluate_swf(
+    got = evaluations.evaluate_swf(
         read_swf(run.swf_path), run.methods, run.params, runner=runner
     ).results
     same(plain(run), got)
@@ -94,25 +94,25 @@ def test_chunks_answered_by_another_worker_are_gathered_in_order(tmp_path) -> No
             assert fanout.run_chunk(pk) == "done"
 
     runner = runner_with(run.pk, 40, answer_some)
-    got = services_wait.evaluate_swf(swf, run.methods, run.params, runner=runner).results
+    got = evaluations.evaluate_swf(swf, run.methods, run.params, runner=runner).results
     same(truth, got)
     assert (run.pk, "apq") in fanout._FITTED
 
 
 def test_runtime_chunks_equal_one_process(tmp_path) -> None:
     swf_path = write_trace(tmp_path / "t.swf", n=600, seed=4)
-    run = services_wait.new_run(
+    run = evaluations.new_run(
         kind="runtime", swf_path=str(swf_path), methods=["rangeset", "smith"],
         params={"limit": 200},
     )  # fmt: skip
     swf = read_swf(str(swf_path))
-    truth = services_runtime.evaluate_swf(swf, run.methods, run.params)["methods"]
+    truth = runtime.evaluate_swf(swf, run.methods, run.params)["methods"]
 
     def answer_first(ids):
         assert fanout.run_chunk(ids[0]) == "done"
 
     runner = runner_with(run.pk, 45, answer_first)
-    got = services_runtime.evaluate_swf(swf, run.methods, run.params, runner=runner)["methods"]
+    got = runtime.evaluate_swf(swf, run.methods, run.params, runner=runner)["methods"]
     for name in truth:
         for key in ("success_rate", "coverage", "jobs"):
             assert truth[name][key] == got[name][key], (name, key)
@@ -126,7 +126,7 @@ def test_a_chunk_whose_worker_was_lost_is_answered_again(tmp_path) -> None:
     run = wait_run(tmp_path, ["zero"], limit=100)
     lost = "worker host:1:2 lost: its process is gone"
     runner = runner_with(run.pk, 50, lambda ids: fail_chunk(ids[1], lost))
-    got = services_wait.evaluate_swf(
+    got = evaluations.evaluate_swf(
         read_swf(run.swf_path), run.methods, run.params, runner=runner
     ).results
     assert got["zero"]["jobs"] == 100
@@ -136,7 +136,7 @@ def test_a_failed_chunk_fails_the_run_naming_the_chunk(tmp_path) -> None:
     run = wait_run(tmp_path, ["zero"], limit=100)
     runner = runner_with(run.pk, 50, lambda ids: fail_chunk(ids[1], "MemoryError: out of memory"))
     with pytest.raises(fanout.ChunkFailed, match=r"chunk 1 of zero \(targets 50-99\).*Memory"):
-        services_wait.evaluate_swf(read_swf(run.swf_path), run.methods, run.params, runner=runner)
+        evaluations.evaluate_swf(read_swf(run.swf_path), run.methods, run.params, runner=runner)
     assert not EvaluationChunk.objects.exists()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from predictor.pages import in_form_words, span_days
+from predictor.pages.predict import in_form_words, span_days
 from tests.service.test_predict_pages import ask, trace, words  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from predictor import services_predict
+from predictor.services import predict
 from tests.core.wait_fakes import make_jobs
 from tests.service.test_sites_support import job_body, simulated_site
 from tests.service.traces_support import api_for, make_user
@@ -29,7 +29,7 @@ def names(response, field: str) -> bool:  # noqa: ANN001
 def trace(tmp_path: Path):  # noqa: ANN201
     path = tmp_path / "demo.swf"
     path.write_text(format_jobs(make_jobs(300)))  # no MaxProcs: procs bounded by the jobs only
-    services_predict.BUNDLES.clear()
+    predict.BUNDLES.clear()
     return ingest_swf(path, name="demo")
 
 

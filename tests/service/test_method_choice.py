@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from predictor import services_predict
 from predictor.core.runtime.choose import RUNTIME_CANDIDATES
+from predictor.services import predict
 from tests.core.wait_fakes import make_jobs
 from tests.service.traces_support import api_for, make_user
 from traces.core.swf import format_jobs
@@ -22,11 +22,11 @@ def defaults(settings):  # noqa: ANN001, ANN201
     """The service's own defaults (the suite's conftest swaps in a faster pair)."""
     del settings.QUEUECAST_SERVICE_WAIT_METHOD
     del settings.QUEUECAST_SERVICE_RUNTIME_METHOD
-    services_predict.BUNDLES.clear()
-    services_predict.OVERRIDES.clear()
+    predict.BUNDLES.clear()
+    predict.OVERRIDES.clear()
     yield
-    services_predict.BUNDLES.clear()
-    services_predict.OVERRIDES.clear()
+    predict.BUNDLES.clear()
+    predict.OVERRIDES.clear()
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def body(trace, **extra):  # noqa: ANN001, ANN003, ANN201
 def test_default_answer_is_auto_with_the_chosen_runtime_method_and_their_recent_accuracy(
     defaults, trace, monkeypatch
 ):
-    assert services_predict.service_methods() == ("auto", "choose")
+    assert predict.service_methods() == ("auto", "choose")
     client = api_for(make_user("alice"))
     res = client.post(f"/api/traces/{trace.pk}/predictions/wait", body(trace), format="json")
     assert res.status_code == 200, res.json()
@@ -57,10 +57,10 @@ def test_default_answer_is_auto_with_the_chosen_runtime_method_and_their_recent_
     wait, runtime = answer["accuracy"]["wait"], answer["accuracy"]["runtime"]
     assert wait["jobs"] > 0 and wait["zero_aae_s"] > 0
     assert wait["better_than_zero"] == (wait["aae_s"] < wait["zero_aae_s"])
-    assert 0 < runtime["jobs"] <= services_predict.RUNTIME_RECENT
+    assert 0 < runtime["jobs"] <= predict.RUNTIME_RECENT
     assert 0 <= runtime["success"] <= 1 and 0 <= runtime["requested_success"] <= 1
     # Fitted once per trace version: the next answers reuse the choice.
-    monkeypatch.setattr(services_predict.BUNDLES, "fit", lambda t: pytest.fail("refitted"))
+    monkeypatch.setattr(predict.BUNDLES, "fit", lambda t: pytest.fail("refitted"))
     again = client.post(f"/api/traces/{trace.pk}/predictions/runtime", body(trace), format="json")
     assert again.status_code == 200 and again.json()["method"] == answer["runtime_method"]
     assert again.json()["methods"]["runtime_reason"] == methods["runtime_reason"]

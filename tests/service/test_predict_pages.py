@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from predictor import services_runtime, services_wait
 from predictor.models import EvaluationRun
+from predictor.services import evaluations, runtime
 from pyss_adapter.models import Replay
 from queuecast.longrun import Status
 from tests.core.wait_fakes import make_jobs
@@ -25,8 +25,8 @@ pytestmark = pytest.mark.django_db
 def trace(tmp_path: Path):
     path = tmp_path / "demo.swf"
     path.write_text("; UnixStartTime: 1000000000\n; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
-    services_wait.MODELS.clear()
-    services_runtime.MODELS.clear()
+    evaluations.MODELS.clear()
+    runtime.MODELS.clear()
     return ingest_swf(path, name="demo")
 
 
@@ -64,7 +64,7 @@ def test_every_page_links_to_predict(browser, trace) -> None:
 
 def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browser, trace) -> None:
     page = ask(browser, trace).content.decode()
-    wait = services_wait.predict_wait(
+    wait = evaluations.predict_wait(
         trace,
         {
             "user_id": 2,
@@ -223,7 +223,7 @@ def test_evaluation_page_shows_interval_coverage_when_the_run_has_it(browser, tr
 
 
 def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
-    from predictor.pages import wait_interval
+    from predictor.pages.predict import wait_interval
 
     calibrated = {"interval": {"low_s": 60.0, "high_s": 7800.0, "confidence": 0.8}}
     assert wait_interval(calibrated, 0.8) == {"lower_s": 60.0, "upper_s": 7800.0, "level": 0.8,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from predictor.pages_rangeset import median_runtime_s, ranges_table, rangeset_chart
+from predictor.pages.rangeset import median_runtime_s, ranges_table, rangeset_chart
 
 # Two clusters far apart (the demo trace's answer for 16 processors, 2 h, in short): the
 # rangeSet's own point, sum p (low + high) / 2, falls in the gap between them.

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from predictor import services_predict
+from predictor.services import predict
 from tests.service.traces_support import api_for, make_user
 from traces.models import Trace
 from traces.services import ingest_swf
@@ -54,7 +54,7 @@ def write_synthetic_swf(path: Path, n_jobs: int = 300, seed: int = 0) -> Path:
 @pytest.fixture
 def trace(alice, tmp_path, settings) -> Trace:
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path / "uploads")
-    services_predict.BUNDLES.clear()
+    predict.BUNDLES.clear()
     return ingest_swf(write_synthetic_swf(tmp_path / "synthetic.swf"), name="synth", owner=alice)
 
 

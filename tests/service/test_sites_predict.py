@@ -14,7 +14,7 @@ from django.utils import timezone
 from holdqueue.models import SiteHistory, SiteJob
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sweep import sync_site
-from predictor.fitted_store import FittedStore
+from predictor.services.fitted_store import FittedStore
 from tests.service.test_sites_support import api_for, job_body, make_user, simulated_site
 
 pytestmark = pytest.mark.django_db

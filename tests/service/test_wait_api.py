@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from predictor import services_predict
 from predictor.models import EvaluationRun
+from predictor.services import predict as predict_service
 from tests.core.wait_fakes import make_jobs
 from tests.service.traces_support import api_for, make_user
 from traces.core.swf import format_jobs
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def trace(tmp_path: Path):
     path = tmp_path / "demo.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
-    services_predict.BUNDLES.clear()
+    predict_service.BUNDLES.clear()
     return ingest_swf(path, name="demo")
 
 
@@ -65,7 +65,7 @@ def test_wait_and_runtime_predictions_share_one_fitted_bundle(trace, alice, monk
     client = api_for(alice)
     predict(client, trace.pk, job(trace))
     calls = []
-    monkeypatch.setattr(services_predict.BUNDLES, "fit", lambda t: calls.append(t))
+    monkeypatch.setattr(predict_service.BUNDLES, "fit", lambda t: calls.append(t))
     res = predict(client, trace.pk, job(trace, user_id=3))
     assert res.status_code == 200 and calls == []
     url = f"/api/traces/{trace.pk}/predictions/runtime"
@@ -75,11 +75,11 @@ def test_wait_and_runtime_predictions_share_one_fitted_bundle(trace, alice, monk
 def test_a_changed_trace_is_fitted_again(trace, alice):
     client = api_for(alice)
     predict(client, trace.pk, job(trace))
-    first = services_predict.bundle_for(trace)
+    first = predict_service.bundle_for(trace)
     trace.finished_at = trace.finished_at + dt.timedelta(seconds=1)  # re-ingested
     trace.save(update_fields=["finished_at"])
-    assert services_predict.bundle_for(trace) is not first
-    assert services_predict.bundle_for(trace) is services_predict.bundle_for(trace)
+    assert predict_service.bundle_for(trace) is not first
+    assert predict_service.bundle_for(trace) is predict_service.bundle_for(trace)
 
 
 def test_both_prediction_posts_answer_200_in_the_schema(alice):
@@ -143,7 +143,7 @@ def test_evaluation_with_an_unknown_method_is_400(trace, alice, kind):
 def test_runtime_evaluations_go_to_the_runtime_service(
     trace, alice, monkeypatch, django_capture_on_commit_callbacks
 ):
-    import predictor.services_runtime as runtime
+    import predictor.services.runtime as runtime
 
     seen = []
     monkeypatch.setattr(
@@ -200,9 +200,9 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     settings.QUEUECAST_FITTED_DIR = str(tmp_path / "fitted")
     client = api_for(alice)
     cold = predict(client, trace.pk, job(trace)).json()
-    assert services_predict.warm_rows(trace) > 0
-    services_predict.BUNDLES.clear()  # as a fresh process: bundle and rows from the store
-    bundle = services_predict.bundle_for(trace)
+    assert predict_service.warm_rows(trace) > 0
+    predict_service.BUNDLES.clear()  # as a fresh process: bundle and rows from the store
+    bundle = predict_service.bundle_for(trace)
     assert "_recent_scorer" not in vars(bundle)
 
     def no_rows(rows, progress=None):  # noqa: ANN001, ANN202

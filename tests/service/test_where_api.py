@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from holdqueue.services import predict as site_predict
-from predictor import services_predict
+from predictor.services import predict as predict_service
 from tests.service.test_sites_support import api_for, make_user, simulated_site
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def fresh_models():
     site_predict._MODELS.clear()
-    services_predict.BUNDLES.clear()
+    predict_service.BUNDLES.clear()
     yield
     site_predict._MODELS.clear()
 

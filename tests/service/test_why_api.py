@@ -16,9 +16,9 @@ import pytest
 
 from holdqueue.services import backends as bk
 from holdqueue.services import predict as site_predict
-from predictor import services_predict
 from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import LiveJob, from_live
+from predictor.services import predict as predict_service
 from tests.core.wait_fakes import make_jobs
 from tests.service.test_sites_support import simulated_site
 from tests.service.traces_support import api_for, make_user
@@ -48,7 +48,7 @@ def test_trace_answer_says_it_waits_for_the_job_ahead_and_28_processors_start_it
     log, t = crafted_log()
     path = tmp_path / "crafted.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(log))
-    services_predict.BUNDLES.clear()
+    predict_service.BUNDLES.clear()
     trace = ingest_swf(path, name="crafted")
     body = {"user_id": 2, "queue_id": 1, "requested_procs": 64, "requested_time": 3600, "at": t}
     res = api_for(make_user("alice")).post(
@@ -109,7 +109,7 @@ def test_predict_page_shows_why_it_waits_with_the_jobs_ahead_and_the_change(tmp_
     log, t = crafted_log()
     path = tmp_path / "crafted.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(log))
-    services_predict.BUNDLES.clear()
+    predict_service.BUNDLES.clear()
     trace = ingest_swf(path, name="crafted")
     browser = Client()
     browser.force_login(make_user("alice"))
@@ -143,7 +143,7 @@ def test_predict_page_shows_both_methods_and_warns_when_no_better_than_zero_or_r
     log, _ = crafted_log()
     path = tmp_path / "crafted.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(log))
-    services_predict.BUNDLES.clear()
+    predict_service.BUNDLES.clear()
     trace = ingest_swf(path, name="crafted")
     browser = Client()
     browser.force_login(make_user("alice"))
@@ -156,7 +156,7 @@ def test_predict_page_shows_both_methods_and_warns_when_no_better_than_zero_or_r
         "runtime": {"jobs": 100, "success": 0.3, "coverage": 0.2, "requested_success": 0.5,
                     "requested_coverage": 0.2, "better_than_requested": False},
     }  # fmt: skip
-    monkeypatch.setattr(services_predict, "accuracy_body", lambda *a, **k: bad)
+    monkeypatch.setattr(predict_service, "accuracy_body", lambda *a, **k: bad)
     page = browser.get("/predict/", {**query, "procs": 9}).content.decode()
     assert 'id="wait-accuracy-warning"' in page and "off by 2 h on average" in page
     assert "(1 h)" in page  # always-zero's error, with its unit
@@ -169,6 +169,6 @@ def test_the_glossary_states_the_accuracy_window_and_the_choice_rule_the_code_ap
     from queuecast import glossary
 
     text = " ".join(glossary.get("accuracy-here").paragraphs)
-    assert f"the last {services_predict.RUNTIME_RECENT} jobs that ended" in text
+    assert f"the last {predict_service.RUNTIME_RECENT} jobs that ended" in text
     assert f"first {TUNE_FRACTION:.0%} of the trace" in text
     assert f"at or below {COVERAGE_CEILING:.0%}" in text

@@ -94,7 +94,7 @@ class APQ(WaitEstimator):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the history index (rebuilt on first use), as the bundle store
-        saves it (``predictor.fitted_store``)."""
+        saves it (``predictor.services.fitted_store``)."""
         return {**self.__dict__, "_index": None}
 
     # ------------------------------------------------------------------ plumbing

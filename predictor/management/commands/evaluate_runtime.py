@@ -14,11 +14,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor import services_runtime
 from predictor.core.runtime.params import RuntimeParams
 from predictor.core.runtime.registry import METHODS
 from predictor.management.split_args import add_split_arguments, check_split_options
 from predictor.models import EvaluationRun
+from predictor.services import runtime
 from queuecast.errors import QueuecastError
 from queuecast.progress import progress_bar
 from traces.models import Trace
@@ -50,7 +50,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            methods = services_runtime.parse_methods(opts["methods"])
+            methods = runtime.parse_methods(opts["methods"])
         except QueuecastError as exc:
             raise CommandError(exc.detail) from exc
         check_split_options(opts)
@@ -65,11 +65,11 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             with progress_bar(f"evaluate_runtime {swf.name or opts['swf']}") as bar:
-                evaluation = services_runtime.evaluate_swf(swf, methods, params, bar)
+                evaluation = runtime.evaluate_swf(swf, methods, params, bar)
         except (ValueError, TypeError) as exc:
             EvaluationRun.fail(run.pk, str(exc))
             raise CommandError(str(exc)) from exc
-        services_runtime.store_result(run.pk, evaluation)
+        runtime.store_result(run.pk, evaluation)
         self._report(evaluation, time.perf_counter() - started, run.pk)
         if opts["json"]:
             Path(opts["json"]).write_text(json.dumps(evaluation["methods"], indent=2))

@@ -13,11 +13,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor import services_wait
 from predictor.core.wait.metrics import WAIT_CLASS_LABELS
 from predictor.core.wait.registry import DEFAULT_METHODS, parse_methods
 from predictor.management.split_args import add_split_arguments, check_split_options
 from predictor.models import EvaluationRun
+from predictor.services import evaluations
 from queuecast.errors import QueuecastError
 from queuecast.progress import progress_bar
 from traces.models import Trace
@@ -51,13 +51,13 @@ class Command(BaseCommand):
         check_split_options(opts)
         swf = resolve_trace(opts["trace_name"], opts["swf"])
         if opts["simulate_waits"]:
-            swf = services_wait.with_replayed_waits(swf)
+            swf = evaluations.with_replayed_waits(swf)
         params = {k: opts[k] for k in ("tune_fraction", "limit", "seed", "simulate_waits", "jobs")}
         trace = (
             Trace.objects.filter(name=opts["trace_name"]).first() if opts["trace_name"] else None
         )
         try:
-            run = services_wait.new_run(
+            run = evaluations.new_run(
                 kind=EvaluationRun.Kind.WAIT, trace=trace, swf_path=opts["swf"] or "",
                 methods=methods, params=params,
             )  # fmt: skip
@@ -67,12 +67,12 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             with progress_bar(f"evaluate_wait {swf.name or opts['swf']}") as bar:
-                evaluation = services_wait.evaluate_swf(swf, methods, params, bar)
+                evaluation = evaluations.evaluate_swf(swf, methods, params, bar)
         except ValueError as exc:
             EvaluationRun.fail(run.pk, str(exc))
             raise CommandError(str(exc)) from exc
         elapsed = time.perf_counter() - started
-        services_wait.store_result(run.pk, evaluation, elapsed)
+        evaluations.store_result(run.pk, evaluation, elapsed)
         self._report(evaluation, elapsed, run.pk)
         if opts["json"]:
             Path(opts["json"]).write_text(json.dumps(evaluation.results, indent=2))

@@ -1,9 +1,9 @@
 """Predict every row of a stored trace once and keep the answers for every process.
 
 The recent-error pool of an API answer at a past instant re-scores the ~300 jobs that most
-recently started then (``predictor.services_predict.trust``); each row is predicted once per
+recently started then (``predictor.services.predict.trust``); each row is predicted once per
 process and kept (``RowWaitMemo``). This command predicts them all ahead of time and stores
-them beside the fitted bundle (``predictor.fitted_store``), so any instant answers warm in
+them beside the fitted bundle (``predictor.services.fitted_store``), so any instant answers warm in
 every web and worker process.
 
     python manage.py warm_predictions KTH-SP2-1996-2.1-cln
@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor.services_predict import warm_rows
+from predictor.services.predict import warm_rows
 from queuecast.progress import progress_bar
 from traces.models import Trace
 

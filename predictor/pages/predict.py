@@ -18,9 +18,12 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import path
 
-from predictor import pages_rangeset, pages_runs, services_runtime, services_wait
 from predictor.models import EvaluationRun
-from predictor.serializers_wait import WaitQuerySerializer
+from predictor.pages import rangeset
+from predictor.pages import runs as runs_page
+from predictor.serializers.wait import WaitQuerySerializer
+from predictor.services import evaluations
+from predictor.services import runtime as runtime_service
 from queuecast import humanize, page_parts
 from queuecast.errors import QueuecastError
 from queuecast.longrun import Status
@@ -118,8 +121,8 @@ def answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
         return {}
     job = query.validated_data
     try:
-        wait = services_wait.predict_wait(trace, job)
-        runtime = services_runtime.predict_runtime(trace, job)
+        wait = evaluations.predict_wait(trace, job)
+        runtime = runtime_service.predict_runtime(trace, job)
     except QueuecastError as exc:
         form.add_error(None, exc.detail)
         return {}
@@ -191,7 +194,7 @@ def present(
     at = float(job["at"])
     limit_s = float(job["requested_time"])
     ranges = runtime["ranges"]
-    run_s = pages_rangeset.median_runtime_s(ranges)
+    run_s = rangeset.median_runtime_s(ranges)
     run_s = float(runtime["point_s"]) if run_s is None else run_s
     interval = wait_interval(wait, confidence)
     return {
@@ -208,8 +211,8 @@ def present(
         "confidence": confidence,
         "wait": wait,
         "runtime": runtime,
-        "ranges": pages_rangeset.ranges_table(ranges, run_s),
-        "chart": pages_rangeset.rangeset_chart(ranges, run_s, limit_s),
+        "ranges": rangeset.ranges_table(ranges, run_s),
+        "chart": rangeset.rangeset_chart(ranges, run_s, limit_s),
         "time_limit_s": limit_s,
         "why": wait.get("why"),
         "online": {"methods": wait.get("methods"), "accuracy": wait.get("accuracy")}
@@ -266,5 +269,5 @@ def favicon(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("predict/", predict, name="predict"),
     path("favicon.ico", favicon),
-    *pages_runs.urlpatterns,
+    *runs_page.urlpatterns,
 ]

@@ -1,6 +1,6 @@
 """What an evaluation run reads: its trace (as stored, or with replayed waits) and its
 runtime parameters. Shared by the run's own task and the workers answering its chunks
-(``predictor.fanout``), which must rebuild exactly the same inputs."""
+(``predictor.services.fanout``), which must rebuild exactly the same inputs."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from predictor import services_predict
-from predictor.serializers_wait import WaitAnswerSerializer, WaitQuerySerializer
+from predictor.serializers.wait import WaitAnswerSerializer, WaitQuerySerializer
+from predictor.services import predict
 from traces.models import Trace
 
 
@@ -22,7 +22,7 @@ class WaitPredictionViewSet(viewsets.ViewSet):
         trace = get_object_or_404(Trace, pk=trace_pk)
         query = WaitQuerySerializer(data=request.data, context={"trace": trace})
         query.is_valid(raise_exception=True)
-        answer = services_predict.predict_wait(trace, query.validated_data)
+        answer = predict.predict_wait(trace, query.validated_data)
         return Response(WaitAnswerSerializer(answer).data)
 
 

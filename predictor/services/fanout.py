@@ -11,8 +11,8 @@ target order: the result equals the one-process result exactly (``tests/service/
 test_fanout.py``; with real workers, ``tests/reliability/test_fanout_workers.py``).
 
 Nothing large crosses the broker or the database on the way out: a task carries a chunk id.
-A worker process rebuilds the run's inputs (``predictor.sources``: the same trace and split)
-and fits the method by its registry name (seeded and deterministic:
+A worker process rebuilds the run's inputs (``predictor.services.run_inputs``: the same trace and
+split) and fits the method by its registry name (seeded and deterministic:
 ``tests/core/test_contract.py``), once per run and method, and keeps it for that run's other
 chunks. It checks the log rows at the chunk's ends against the row before answering. The
 answers come back pickled in the chunk rows (this service's own data), deleted when the
@@ -41,7 +41,7 @@ from predictor.core.runtime.registry import make_method as runtime_method
 from predictor.core.wait import evaluate as wait_eval
 from predictor.core.wait.registry import make_method as wait_method
 from predictor.models import EvaluationChunk, EvaluationRun
-from predictor.sources import load_swf, params_of
+from predictor.services.run_inputs import load_swf, params_of
 from queuecast.errors import QueuecastError
 from queuecast.heartbeat import worker_id
 from queuecast.longrun import Claim, Status, execute, task_named

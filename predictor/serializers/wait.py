@@ -11,8 +11,8 @@ from rest_framework.reverse import reverse
 
 from predictor.core.wait.registry import FACTORIES as WAIT_FACTORIES
 from predictor.models import EvaluationRun
-from predictor.serializers_common import JobQuerySerializer
-from predictor.serializers_why import WhySerializer
+from predictor.serializers.job import JobQuerySerializer
+from predictor.serializers.why import WhySerializer
 
 
 class WaitQuerySerializer(JobQuerySerializer):

@@ -8,12 +8,12 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from predictor import services_predict, services_runtime
-from predictor.serializers_runtime import (
+from predictor.serializers.runtime import (
     LoadFunctionsSerializer,
     RuntimeAnswerSerializer,
     RuntimeQuerySerializer,
 )
+from predictor.services import predict, runtime
 from traces.models import Trace
 
 
@@ -26,7 +26,7 @@ class RuntimePredictionViewSet(viewsets.ViewSet):
         trace = get_object_or_404(Trace, pk=trace_pk)
         query = RuntimeQuerySerializer(data=request.data, context={"trace": trace})
         query.is_valid(raise_exception=True)
-        answer = services_predict.predict_runtime(trace, query.validated_data)
+        answer = predict.predict_runtime(trace, query.validated_data)
         return Response(RuntimeAnswerSerializer(answer).data)
 
 
@@ -36,7 +36,7 @@ class LoadFunctionsViewSet(viewsets.ViewSet):
     @extend_schema(responses=LoadFunctionsSerializer)
     def list(self, request: Request, trace_pk: str) -> Response:
         trace = get_object_or_404(Trace, pk=trace_pk)
-        return Response(LoadFunctionsSerializer(services_runtime.load_functions(trace)).data)
+        return Response(LoadFunctionsSerializer(runtime.load_functions(trace)).data)
 
 
 def register(router) -> None:

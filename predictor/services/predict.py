@@ -3,7 +3,7 @@
 The bundle (``predictor.core.bundle``: the state sweep, the wait, bound and runtime methods)
 is fitted once per trace and kept in a small LRU keyed by the trace's id and version (job
 count and ingest end), so a re-ingested trace is fitted again. The LRU sits on the
-cross-process store (``predictor.fitted_store``): one process fits, every process loads.
+cross-process store (``predictor.services.fitted_store``): one process fits, every process loads.
 The wait and runtime APIs, the predict page and the molding replay all go through
 :func:`predict_requests`.
 """
@@ -22,9 +22,9 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.wait.recent import RecentScorer
-from predictor.fitted_cache import FittedCache, store_key
-from predictor.fitted_store import default_store
-from predictor.services_why import why_body
+from predictor.services.fitted_cache import FittedCache, store_key
+from predictor.services.fitted_store import default_store
+from predictor.services.why import why_body
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
 from traces.models import Trace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from predictor.services_wait import run_pending_evaluation
+from predictor.services.evaluations import run_pending_evaluation
 from queuecast.tasks import RUN_TASK_OPTIONS
 
 

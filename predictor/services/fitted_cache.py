@@ -1,5 +1,5 @@
 """A small thread-safe LRU of models fitted per stored trace (the prediction APIs), backed by
-the cross-process :class:`predictor.fitted_store.FittedStore` when one is given."""
+the cross-process :class:`predictor.services.fitted_store.FittedStore` when one is given."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 
 from django.conf import settings
 
-from predictor.fitted_store import FittedStore
+from predictor.services.fitted_store import FittedStore
 from queuecast.limits import memory_ceiling
 from queuecast.singleflight import SingleFlight
 from traces.models import Trace

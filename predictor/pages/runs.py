@@ -15,10 +15,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from predictor import services_runtime
 from predictor.core.wait.metrics import WAIT_CLASS_EDGES, WAIT_CLASS_LABELS
 from predictor.core.wait.registry import DEFAULT_METHODS as WAIT_METHODS
 from predictor.models import EvaluationRun
+from predictor.services import runtime
 from pyss_adapter.core.estimates import ESTIMATE_NAMES
 from pyss_adapter.core.replay import SCHEDULERS
 from pyss_adapter.models import Replay
@@ -45,7 +45,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "traces": traces,
         "selected_trace": request.GET.get("trace"),
         "wait_methods": WAIT_METHODS,
-        "runtime_methods": services_runtime.parse_methods(None),
+        "runtime_methods": runtime.parse_methods(None),
         # blocks of higher apps (the molding runs): queuecast.page_parts.RUNS_LIST
         **{name: part(request.user) for name, part in page_parts.parts(RUNS_LIST).items()},
         "next_urls": {

@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from predictor import fanout, services_runtime
 from predictor.core.chunks import ChunkRunner
 from predictor.core.wait.evaluate import Evaluation, evaluate_trace
 from predictor.core.wait.registry import DEFAULT_METHODS, make_methods, parse_methods
 from predictor.models import EvaluationRun
-from predictor.services_predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
-from predictor.services_predict import predict_wait  # noqa: F401  (the pages' entry)
-from predictor.sources import load_swf, with_replayed_waits  # noqa: F401  (the command's)
+from predictor.services import fanout, runtime
+from predictor.services.predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
+from predictor.services.predict import predict_wait  # noqa: F401  (the pages' entry)
+from predictor.services.run_inputs import load_swf, with_replayed_waits  # noqa: F401  (the command's)
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Claim, Status, enqueue, execute
 from traces.core.swf import SwfTrace
@@ -41,7 +41,7 @@ def new_run(
         except ValueError as exc:
             raise InvalidInput(str(exc), field="methods") from exc
     else:  # runtime: unknown names are an InvalidInput (400) naming the field, as for wait
-        methods = services_runtime.parse_methods(methods)
+        methods = runtime.parse_methods(methods)
     if trace is not None and trace.status != Status.DONE:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces evaluate")
     return EvaluationRun.objects.create(
@@ -68,7 +68,7 @@ def _evaluate_claimed(claim: Claim) -> None:
     """Both kinds store their result on the row themselves (``store_result``)."""
     run = EvaluationRun.objects.get(pk=claim.pk)
     if run.kind == EvaluationRun.Kind.RUNTIME:
-        services_runtime.run_runtime_evaluation(claim.pk, claim.progress)
+        runtime.run_runtime_evaluation(claim.pk, claim.progress)
     else:
         run_wait_evaluation(claim.pk, claim.progress)
 

@@ -1,10 +1,10 @@
-"""Celery task answering one chunk of an evaluation run (``predictor.fanout``)."""
+"""Celery task answering one chunk of an evaluation run (``predictor.services.fanout``)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from predictor.fanout import run_chunk as answer_chunk
+from predictor.services.fanout import run_chunk as answer_chunk
 from queuecast.tasks import RUN_TASK_OPTIONS
 
 

@@ -1,7 +1,7 @@
 """Glue for runtime prediction: evaluation runs and the learned load functions of a trace.
 
 The numeric work lives in ``predictor.core.runtime``; single predictions go through the
-trace's one fitted bundle (:mod:`predictor.services_predict`); evaluation results are stored
+trace's one fitted bundle (:mod:`predictor.services.predict`); evaluation results are stored
 on ``EvaluationRun`` rows.
 """
 
@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from predictor import fanout
 from predictor.core.chunks import ChunkRunner
 from predictor.core.runtime.evaluate import evaluate_runtime
 from predictor.core.runtime.load_functions import LoadFunction
 from predictor.core.runtime.registry import parse_methods as parse_names
 from predictor.models import EvaluationRun
-from predictor.services_predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
-from predictor.services_predict import (
+from predictor.services import fanout
+from predictor.services.predict import BUNDLES as MODELS  # noqa: F401  (one cache: the bundle's)
+from predictor.services.predict import (
     bundle_for,
     predict_runtime,  # noqa: F401  (the pages' entry)
 )
-from predictor.sources import load_swf, params_of
+from predictor.services.run_inputs import load_swf, params_of
 from queuecast.errors import InvalidInput
 from traces.core.swf import SwfTrace
 from traces.models import Trace

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from predictor.core.runtime.registry import METHODS as RUNTIME_METHODS
-from predictor.serializers_common import JobQuerySerializer
+from predictor.serializers.job import JobQuerySerializer
 
 
 class RuntimeQuerySerializer(JobQuerySerializer):

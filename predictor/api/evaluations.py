@@ -8,9 +8,9 @@ from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 
-from predictor import services_wait
 from predictor.models import EvaluationRun
-from predictor.serializers_wait import EvaluationRequestSerializer, EvaluationRunSerializer
+from predictor.serializers.wait import EvaluationRequestSerializer, EvaluationRunSerializer
+from predictor.services import evaluations
 from queuecast.permissions import visible_to
 from traces.models import Trace
 from traces.run_start import StartRunOnTrace
@@ -40,11 +40,11 @@ class TraceEvaluationViewSet(StartRunOnTrace):
     run_serializer = EvaluationRunSerializer
 
     def start(self, trace: Trace, user: Any, form: Any) -> EvaluationRun:
-        run = services_wait.new_run(
+        run = evaluations.new_run(
             kind=form.validated_data["kind"], owner=user, trace=trace,
             methods=form.validated_data.get("methods"), params=form.params(),
         )  # fmt: skip
-        services_wait.start_run(run)
+        evaluations.start_run(run)
         return run
 
 

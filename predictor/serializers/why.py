@@ -1,4 +1,4 @@
-"""The ``why`` block of a wait answer (``predictor.services_why``): shape and help texts."""
+"""The ``why`` block of a wait answer (``predictor.services.why``): shape and help texts."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The predictor's REST API: wait and runtime predictions, evaluation runs."""

@@ -1,0 +1,1 @@
+"""The predictor's browser pages: the predict page, the runs pages, the rangeSet."""

@@ -1,0 +1,1 @@
+"""Request and answer shapes of the predictor's API."""

@@ -1,0 +1,1 @@
+"""The predictor's glue to ``predictor.core``: predictions, evaluation runs."""
