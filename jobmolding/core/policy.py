@@ -2,7 +2,7 @@
 
 At each arrival after the warm-up part (seed "End-to-End Predictions-Based Resource
 Management Framework for Supercomputer Jobs", Sections IV-A, IV-B and V-C) the policy takes
-the simulated system's snapshot (``pyss_adapter.core.snapshot.snapshot_from_engine``), the
+the simulated system's snapshot (``predictor.core.state.from_engine.snapshot_from_engine``), the
 candidates (the user's used sizes and the original, ``candidates``, each with the requested
 time and runtime factor of the runtime model, ``runtime_models``), and calls the one arrival
 decision the live site also calls (``arrival.decide_arrival``) with its predictor (a
@@ -41,10 +41,10 @@ from jobmolding.core.runtime_models import (
     roulette_runtime,
 )
 from jobmolding.core.user_history import UserSizeHistory
+from predictor.core.state.from_engine import snapshot_from_engine
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot
 from pyss_adapter.core.policy import SubmitDecision
-from pyss_adapter.core.snapshot import snapshot_from_engine
 
 STRATEGIES = ("baseline", "molding", "delay")
 

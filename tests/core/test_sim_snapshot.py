@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from predictor.core.state.from_engine import EngineSnapshots, snapshot_from_engine
 from pyss_adapter.core.engine import Engine
 from pyss_adapter.core.jobs import sim_jobs
 from pyss_adapter.core.policy import SubmitDecision
 from pyss_adapter.core.replay import replay_jobs
-from pyss_adapter.core.snapshot import EngineSnapshots, snapshot_from_engine
 from tests.conftest import synthetic_log
 
 MACHINE = 64

@@ -2,7 +2,7 @@
 
 - ``from_log``: the stored log at ``t`` (``predictor.core.state.snapshot``);
 - ``snapshot_from_engine``: the simulator's queue, running set and simulated history
-  during a replay of that log (``pyss_adapter.core.snapshot``);
+  during a replay of that log (``predictor.core.state.from_engine``);
 - ``from_live``: the jobs a site would list at ``t``, with the same history.
 
 To make the replay reproduce the log, it runs with ``RecordedScheduler``: every job
@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from predictor.core.state.from_engine import snapshot_from_engine
 from predictor.core.state.snapshot import LiveJob, Snapshot, from_live, from_log
 from pyss_adapter.core.engine import Engine
 from pyss_adapter.core.jobs import sim_jobs
 from pyss_adapter.core.recorded import RecordedScheduler
-from pyss_adapter.core.snapshot import snapshot_from_engine
 from tests.conftest import synthetic_log
 from traces.core.swf import read_swf
 

@@ -13,7 +13,7 @@ Two times are kept apart:
   ``known_at_s``.
 
 Snapshots are built from a stored log at time t (:func:`from_log`), from the simulator's queue
-and running sets during a replay (``pyss_adapter.core.snapshot``), or from a site's live queue
+and running sets during a replay (``predictor.core.state.from_engine``), or from a site's live queue
 (:func:`from_live`). The three are tested against each other on the same instant.
 """
 
