@@ -76,24 +76,11 @@ def choose_guard(
     """
     tune = tuning_setup(setup)
     base = run(tune, replace(params, strategy="baseline"))
-    tried, best = [], (float("inf"), 1.0)
-    for g in guards:
-        fig = base if g >= 1.0 else run(tune, replace(params, guard=g))
-        ok = (
-            fig["mean_response_s"] <= base["mean_response_s"]
-            and fig["mean_bounded_slowdown"] <= base["mean_bounded_slowdown"]
-        )
-        tried.append(
-            {
-                "guard": g,
-                "mean_response_s": fig["mean_response_s"],
-                "mean_bounded_slowdown": fig["mean_bounded_slowdown"],
-                "never_worse": bool(ok),
-            }
-        )
-        if ok and fig["mean_response_s"] < best[0]:
-            best = (fig["mean_response_s"], g)
-    return GuardChoice(best[1], tried)
+    chosen, tried = _lowest_never_worse(
+        guards, base, lambda g: base if g >= 1.0 else run(tune, replace(params, guard=g)),
+        "guard", "never_worse",
+    )  # fmt: skip
+    return GuardChoice(chosen, tried)
 
 
 def choose_hold(
@@ -107,21 +94,39 @@ def choose_hold(
     tuning part: the lowest mean response among the thresholds no worse than ``molding``
     (molding alone's tuning figures) in response and bounded slowdown; 1.0 is molding alone."""
     tune = tuning_setup(setup)
+    chosen, tried = _lowest_never_worse(
+        thresholds, molding,
+        lambda th: molding if th >= 1.0 else run(tune, replace(params, threshold=th)),
+        "threshold", "never_worse_than_molding",
+    )  # fmt: skip
+    return {"threshold": chosen, "chosen_on": "tuning part", "tried": tried}
+
+
+def _lowest_never_worse(
+    values: tuple[float, ...],
+    reference: dict[str, float],
+    figures: Callable[[float], dict[str, float]],
+    name: str,
+    flag: str,
+) -> tuple[float, list[dict[str, Any]]]:
+    """The value of ``values`` with the lowest mean response among those whose mean response
+    and mean bounded slowdown are no worse than ``reference``'s (1.0 when none is), and what
+    each value gave (rows named ``name``, the test in ``flag``)."""
     tried, best = [], (float("inf"), 1.0)
-    for th in thresholds:
-        fig = molding if th >= 1.0 else run(tune, replace(params, threshold=th))
+    for v in values:
+        fig = figures(v)
         ok = (
-            fig["mean_response_s"] <= molding["mean_response_s"]
-            and fig["mean_bounded_slowdown"] <= molding["mean_bounded_slowdown"]
+            fig["mean_response_s"] <= reference["mean_response_s"]
+            and fig["mean_bounded_slowdown"] <= reference["mean_bounded_slowdown"]
         )
         tried.append(
             {
-                "threshold": th,
+                name: v,
                 "mean_response_s": fig["mean_response_s"],
                 "mean_bounded_slowdown": fig["mean_bounded_slowdown"],
-                "never_worse_than_molding": bool(ok),
+                flag: bool(ok),
             }
         )
         if ok and fig["mean_response_s"] < best[0]:
-            best = (fig["mean_response_s"], th)
-    return {"threshold": best[1], "chosen_on": "tuning part", "tried": tried}
+            best = (fig["mean_response_s"], v)
+    return best[1], tried
