@@ -97,7 +97,15 @@ def site_job_page(page: Any, monkeypatch: Any, time_limit: str) -> Any:
 def test_the_job_page_says_the_decision_in_sentences(page, monkeypatch) -> None:
     site_job_page(page, monkeypatch, "1h 30min")  # typed like on Predict
     until(page, lambda d: "/jobs/" in d.current_url)
-    assert "time limit 1 h 30 min" in wait_for(page, "#job-state").text
+    state = wait_for(page, "#job-state").text
+    from holdqueue.models import SiteJob
+
+    job = SiteJob.objects.latest("pk")
+    # "1h 30min" as typed, scaled with a molded size (work-conserving: between no speed-up
+    # and linear speed-up), shown in h and min.
+    ratio = job.procs_requested / job.procs_chosen
+    assert 5400 <= job.time_limit_s <= 5400 * max(ratio, 1.0) + 1, job.time_limit_s
+    assert re.search(r"time limit \d+ h( \d+ min)?", state), state
     size = css(page, "#decision-size").text
     assert re.search(r"Of the \d+ sizes tried \(.* processors\)", size), size
     time = css(page, "#decision-time").text

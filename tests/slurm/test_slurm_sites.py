@@ -70,7 +70,8 @@ def test_held_job_is_released_into_slurm_with_the_chosen_size(
 ) -> None:
     client = api_for(make_user("alice"))
     running_background(client, slurm_site, slurm_conf, job_name)
-    FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0, wait_per_proc=10.0).install(monkeypatch)
+    # Waits grow with size enough that 4 processors win even with their longer (scaled) run.
+    FakePredictor(now_wait_s=50_000.0, future_wait_s=0.0, wait_per_proc=1000.0).install(monkeypatch)
     response = post(client, slurm_site, job_name, procs=16, candidates=[4])
     job = response.data
     assert job["state"] == "held", job["decision"]
