@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 
 from predictor.services import evaluations, runtime
 from pyss_adapter.models import Replay
@@ -121,7 +122,9 @@ def test_predict_a_job_and_see_the_rangeset_chart(page, tmp_path) -> None:
 def test_watch_a_replay_progress_live_then_its_charts(page, tmp_path) -> None:
     user = logged_in(page)
     trace = ingest_swf(swf_file(tmp_path), name="browser-demo", owner=user)
-    replay = Replay.objects.create(trace=trace, owner=user, status=Status.RUNNING, progress=0.2)
+    replay = Replay.objects.create(
+        trace=trace, owner=user, status=Status.RUNNING, started_at=timezone.now(), progress=0.2
+    )
     page.get(f"{page.base_url}/runs/replays/{replay.pk}/")
     bar = wait_for(page, "#run-progress progress")
     assert float(bar.get_attribute("value")) == pytest.approx(0.2)

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from jobmolding.models import MoldingRun
 from queuecast.longrun import Status
@@ -108,7 +109,9 @@ def test_molding_page_says_which_sizes_were_tried_and_labels_its_parameters() ->
 
 
 def test_molding_page_of_another_user_is_not_found_and_a_running_one_polls() -> None:
-    run = MoldingRun.objects.create(owner=make_user("alice"), status=Status.RUNNING, progress=0.5)
+    run = MoldingRun.objects.create(
+        owner=make_user("alice"), status=Status.RUNNING, started_at=timezone.now(), progress=0.5
+    )
     bob = Client()
     bob.force_login(make_user("bob"))
     assert bob.get(f"/runs/molding/{run.pk}/").status_code == 404

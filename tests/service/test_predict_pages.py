@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from predictor.models import EvaluationRun
 from predictor.services import evaluations, runtime
@@ -167,7 +168,12 @@ def test_evaluation_page_shows_the_table_and_charts_by_method_and_wait_class(bro
 
 def test_a_running_run_page_polls_its_api_address(browser, trace, alice) -> None:
     run = EvaluationRun.objects.create(
-        kind="wait", trace=trace, owner=alice, status=Status.RUNNING, progress=0.4
+        kind="wait",
+        trace=trace,
+        owner=alice,
+        status=Status.RUNNING,
+        progress=0.4,
+        started_at=timezone.now(),
     )
     page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
     assert f'data-poll-url="/api/evaluations/{run.pk}"' in page and 'value="0.4"' in page
@@ -236,6 +242,8 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
 
 
 def test_runs_list_follows_a_running_replay_live(browser, trace, alice) -> None:
-    replay = Replay.objects.create(trace=trace, owner=alice, status=Status.RUNNING, progress=0.3)
+    replay = Replay.objects.create(
+        trace=trace, owner=alice, status=Status.RUNNING, started_at=timezone.now(), progress=0.3
+    )
     page = browser.get("/runs/").content.decode()
     assert f'data-poll-url="/api/replays/{replay.pk}"' in page and 'value="0.3"' in page

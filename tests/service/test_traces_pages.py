@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from queuecast.longrun import Status
 from tests.service.traces_support import FIXTURES, SMALL, SMALL_JOBS, make_user
@@ -30,7 +31,9 @@ def test_login_page_renders() -> None:
 def test_list_shows_traces_and_refreshes_while_one_is_ingesting(browser, alice) -> None:
     ingest_swf(SMALL, name="small", owner=alice)
     assert b'http-equiv="refresh"' not in browser.get("/").content
-    Trace.objects.create(name="busy", status=Status.RUNNING, progress=0.3)
+    Trace.objects.create(
+        name="busy", status=Status.RUNNING, started_at=timezone.now(), progress=0.3
+    )
     page = browser.get("/").content.decode()
     assert "small" in page and "busy" in page and 'http-equiv="refresh"' in page
 
