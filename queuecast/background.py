@@ -10,9 +10,13 @@ The process runs the same task body as a Celery worker would (``queuecast.longru
 claim, lease heartbeat, memory and time ceilings, done or failed). A crash is seen twice:
 a daemon thread of the web process waits for the child and fails a row it left unfinished
 with the exit code, and the reaper fails a running row whose process is gone even if the
-web process went first. At most ``QUEUECAST_EMBEDDED_MAX_RUNS`` run at once: the others
-wait ``pending`` in ``queuecast/slot_wait.py`` (a small interpreter without Django) until a
-``flock``-ed slot file is free, then become the run.
+web process went first. A run still waiting ``pending`` for its slot carries a lease naming
+its process from the start (:func:`mark_waiting`), so the reaper fails it too if that process
+dies before it starts while the web process is also gone.
+
+At most ``QUEUECAST_EMBEDDED_MAX_RUNS`` run at once: the others wait ``pending`` in
+``queuecast/slot_wait.py`` (a small interpreter without Django) until a ``flock``-ed slot
+file is free, then become the run; they take the slots in the order they were spawned.
 
 ``QUEUECAST_EMBEDDED_RUNS=inline`` keeps the old in-request behaviour; an in-memory SQLite
 database (the test suite's) cannot be reached by another process, so it is inline too.
@@ -25,11 +29,15 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
+
+from queuecast.heartbeat import worker_id
+from queuecast.models import RunLease
 
 logger = logging.getLogger(__name__)
 MANAGE = Path(settings.BASE_DIR) / "manage.py"
@@ -61,9 +69,29 @@ def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
         command, cwd=str(MANAGE.parent), env=env, stdin=subprocess.DEVNULL, start_new_session=True
     )
     logger.info("%s #%s: running in background process %s", model._meta.label_lower, pk, proc.pid)
+    mark_waiting(model, pk, proc.pid)
     watcher = threading.Thread(target=watch, args=(proc, model, pk), name=f"run-{pk}", daemon=True)
     watcher.start()
     return proc
+
+
+def mark_waiting(model: Any, pk: int, pid: int) -> None:
+    """Name ``pid`` as the owner of the still-pending row, so its death is seen (reaper).
+
+    The run's ``claim`` replaces this lease with its own; if it already did, keep that one.
+    """
+    label = model._meta.label_lower
+    if not model.objects.filter(pk=pk, status="pending").exists():
+        return
+    try:
+        with transaction.atomic():
+            RunLease.objects.get_or_create(
+                run_label=label,
+                run_id=pk,
+                defaults={"token": uuid.uuid4().hex, "worker": worker_id(pid)},
+            )
+    except IntegrityError:  # the run claimed itself between the lookup and the insert
+        pass
 
 
 def watch(proc: subprocess.Popen, model: Any, pk: int) -> None:

@@ -5,7 +5,10 @@ process, so the embedded mode needs no extra process, and (b) as a Celery beat t
 broker mode (``celery -A queuecast worker -B``), and (c) on demand:
 ``manage.py reap_runs``. A row is reaped when its lease's heartbeat is older than
 ``QUEUECAST_RUN_STALE_S``, at once when its worker process on this host is gone, or when
-it has no lease and started longer than ``QUEUECAST_RUN_STALE_S`` ago.
+it has no lease and started longer than ``QUEUECAST_RUN_STALE_S`` ago. A ``pending`` row
+whose lease names a process on this host that is gone (an embedded run that died waiting
+for its slot, ``queuecast/background.py``) is failed too; a pending row without a lease
+waits for its broker, which redelivers.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from django.db import DatabaseError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from queuecast.heartbeat import lease_dead_reason, stale_before
+from queuecast.heartbeat import lease_dead_reason, process_gone, stale_before
 from queuecast.longrun import ERROR_CHARS, LongRun, Status
 from queuecast.models import RunLease
 
@@ -50,6 +53,23 @@ def reap(now: datetime | None = None) -> list[str]:
 
 
 def _reap_model(model: type[LongRun], now: datetime) -> list[str]:
+    return _reap_running(model, now) + _reap_waiting(model, now)
+
+
+def _reap_waiting(model: type[LongRun], now: datetime) -> list[str]:
+    """Pending rows whose waiting process is gone (only embedded runs have such a lease)."""
+    label = model._meta.label_lower
+    pending = model.objects.filter(status=Status.PENDING).values_list("pk", flat=True)
+    reaped = []
+    for lease in RunLease.objects.filter(run_label=label, run_id__in=list(pending)):
+        if process_gone(lease.worker):
+            reason = f"worker {lease.worker} lost: its process ended before the run started"
+            if _fail_dead(model, lease.run_id, lease, reason, now, Status.PENDING):
+                reaped.append(f"{label} #{lease.run_id}: {reason}")
+    return reaped
+
+
+def _reap_running(model: type[LongRun], now: datetime) -> list[str]:
     running = dict(model.objects.filter(status=Status.RUNNING).values_list("pk", "started_at"))
     if not running:
         return []
@@ -75,13 +95,18 @@ def _dead_reason(lease: RunLease | None, started_at: datetime | None, now: datet
 
 
 def _fail_dead(
-    model: type[LongRun], pk: int, lease: RunLease | None, reason: str, now: datetime
+    model: type[LongRun],
+    pk: int,
+    lease: RunLease | None,
+    reason: str,
+    now: datetime,
+    status: str = Status.RUNNING,
 ) -> bool:
     with transaction.atomic():
         if lease is not None and not RunLease.objects.filter(token=lease.token).delete()[0]:
             return False  # taken over by a redelivered task meanwhile
         return bool(
-            model.objects.filter(pk=pk, status=Status.RUNNING).update(
+            model.objects.filter(pk=pk, status=status).update(
                 status=Status.FAILED, error=reason[:ERROR_CHARS], finished_at=now
             )
         )

@@ -131,3 +131,71 @@ def test_a_process_that_cannot_start_is_a_503_and_frees_the_name(monkeypatch, se
     response = post_trace(api_for(make_user("alice")), SMALL, name="wanted")
     assert response.status_code == 503 and "Resource temporarily" in response.json()["detail"]
     assert not Trace.objects.exists() and not any(tmp_path.glob("trace-*"))
+
+
+def test_waiting_runs_take_the_slot_in_the_order_they_arrived(tmp_path):
+    from queuecast import slot_wait
+
+    held = slot_wait.take_slot(str(tmp_path), 1)
+    log = tmp_path / "order"
+    waiters = []
+    for name in "ABCD":
+        command = [sys.executable, str(background.SLOT_WAIT), str(tmp_path), "1", "--",
+                   sys.executable, "-c", f"open({str(log)!r}, 'a').write({name!r})"]  # fmt: skip
+        waiters.append(subprocess.Popen(command))
+        # each has left its ticket before the next starts
+        deadline = 50
+        while len(os.listdir(tmp_path / "queue")) < len(waiters) and deadline:
+            subprocess.run(["sleep", "0.1"], check=True)
+            deadline -= 1
+    os.close(held)
+    assert [w.wait(timeout=60) for w in waiters] == [0, 0, 0, 0]
+    assert log.read_text() == "ABCD"
+
+
+def test_a_dead_waiters_ticket_does_not_block_the_line(tmp_path):
+    from queuecast import slot_wait
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "queue").mkdir()
+    (tmp_path / "queue" / f"{1:020d}-{gone.pid}").touch()  # older than any new ticket
+    fd = slot_wait.take_slot(str(tmp_path), 1)
+    os.close(fd)
+    assert os.listdir(tmp_path / "queue") == []
+
+
+@pytest.mark.django_db
+def test_a_pending_run_whose_waiting_process_died_is_failed_by_the_reaper() -> None:
+    from queuecast.heartbeat import worker_id
+    from queuecast.models import RunLease
+    from queuecast.reaper import reap
+
+    owner = make_user("alice")
+    dead_proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    dead, alive = (Trace.objects.create(name=n, owner=owner) for n in ("dead", "alive"))
+    background.mark_waiting(Trace, dead.pk, dead_proc.pid)
+    background.mark_waiting(Trace, alive.pk, os.getpid())
+    orphan = Trace.objects.create(name="no-lease", owner=owner)  # a broker's: it redelivers
+    assert RunLease.objects.get(run_id=dead.pk).worker == worker_id(dead_proc.pid)
+    assert reap() == []  # both waiting processes are alive
+    dead_proc.kill()
+    dead_proc.wait()
+    assert len(reap()) == 1
+    statuses = dict(Trace.objects.values_list("name", "status"))
+    assert statuses == {"dead": "failed", "alive": "pending", "no-lease": "pending"}
+    assert "ended before the run started" in Trace.objects.get(pk=dead.pk).error
+    assert orphan.status == Status.PENDING and not RunLease.objects.filter(run_id=dead.pk)
+
+
+@pytest.mark.django_db
+def test_a_run_that_claimed_itself_keeps_its_own_lease() -> None:
+    from queuecast.longrun import claim
+    from queuecast.models import RunLease
+
+    trace = Trace.objects.create(name="quick", owner=make_user("alice"))
+    held = claim(Trace, trace.pk)  # the process claimed before the web process marked it
+    assert held is not None
+    background.mark_waiting(Trace, trace.pk, 1)
+    assert RunLease.objects.get(run_id=trace.pk).token == held.token
+    held.finish()
