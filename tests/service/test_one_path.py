@@ -2,7 +2,7 @@
 
 A small log is replayed with molding and delay; at every arrival the replay's snapshot and
 request are also handed to the live site's decision (``holdqueue.services.decide.decide``,
-its predictor seam answering with the same predictor). Job by job, the two must agree on
+answering with the same predictor). Job by job, the two must agree on
 the size, the release, the time limit and every recorded reason.
 """
 
@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from holdqueue.services import decide as live_decide
-from holdqueue.services import predict as site_predict
 from jobmolding.core import policy as replay_policy
 from jobmolding.core.evaluate import evaluate, prepare
 from jobmolding.core.policy import MoldingParams
@@ -57,16 +56,11 @@ def test_the_live_site_decides_like_the_replay_job_by_job(monkeypatch, settings,
     params = MoldingParams(strategy="delay", runtime_model="downey", sigma=1.0, guard=guard)
     evaluate(setup, ["delay"], params, lambda s: predictor)
 
-    def site_answers(site, snapshot, batch):  # noqa: ANN001, ANN202
-        waits, runtimes = predictor.predict(snapshot, batch)
-        return SimpleNamespace(wait_s=waits, runtimes=runtimes)
-
-    monkeypatch.setattr(site_predict, "predict_requests_for_site", site_answers)
     site = SimpleNamespace(config={"guard": guard, "speedup_sigma": 1.0})
     molded = delayed = 0
     for snapshot, request, cands, rules, d in seen:
         live = live_decide.decide(
-            site, snapshot, request, mold_job=True, allow_delay=rules.delay,
+            site, snapshot, request, predictor, mold_job=True, allow_delay=rules.delay,
             candidates=cands.procs.tolist(),
         )  # fmt: skip
         record = {k: v for k, v in live.record.items() if k != "speedup"}

@@ -12,11 +12,11 @@ from django.utils import timezone
 from holdqueue.core.backends.base import BackendUnavailable
 from holdqueue.models import SimulatedSubmission, SiteJob
 from holdqueue.services import backends as bk
-from holdqueue.services import predict as site_predict
 from holdqueue.services.sweep import release_due
 from tests.service.test_sites_support import (
     FakePredictor,
     api_for,
+    install_answers,
     job_body,
     make_user,
     simulated_site,
@@ -336,7 +336,7 @@ def test_the_future_candidates_see_the_site_advanced_to_their_arrival(site, alic
         seen.append((snapshot.time_s, snapshot.known_at_s, batch.submit_s.copy()))
         return fake(site_, snapshot, batch)
 
-    monkeypatch.setattr(site_predict, "predict_requests_for_site", recording)
+    install_answers(monkeypatch, recording)
     job = post_job(api_for(alice), site).data
     assert job["state"] == "held"
     future = [(t, known, submit) for t, known, submit in seen if (submit > known + 1e-6).all()]
