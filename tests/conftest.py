@@ -35,6 +35,14 @@ def shared_traces() -> Path:
     return path
 
 
+def trace_file(folder: Path, name: str) -> Path:
+    """``folder / name``, or skip the test (saying which file) when the folder lacks it."""
+    path = folder / name
+    if not path.exists():
+        pytest.skip(f"{name} not in {folder}")
+    return path
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES

@@ -21,6 +21,9 @@ from tests.service.test_sites_support import (
     make_user,
     simulated_site,
 )
+from tests.service.test_sites_support import (
+    held as held_row,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -296,18 +299,7 @@ def test_a_broker_that_is_down_loses_no_held_job(
 def test_a_lost_submission_is_held_again_and_released_once(site, alice, settings) -> None:
     from holdqueue.services.sweep import reconcile_submitting
 
-    job = SiteJob.objects.create(
-        site=site,
-        owner=alice,
-        name="lost",
-        script="#!/bin/sh\n",
-        procs_requested=2,
-        procs_chosen=2,
-        time_limit_s=60,
-        state=SiteJob.SUBMITTING,
-        arrived_at=timezone.now(),
-        release_at=timezone.now(),
-    )
+    job = held_row(site, alice, name="lost", script="#!/bin/sh\n", state=SiteJob.SUBMITTING)
     settings.QUEUECAST_SUBMIT_LEASE_S = 0
     assert reconcile_submitting() == 1  # nothing carries its tag: it never reached the backend
     job.refresh_from_db()
