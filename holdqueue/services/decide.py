@@ -48,7 +48,7 @@ def candidates_for(
 
 
 def decide(
-    site,  # noqa: ANN001
+    site,
     snapshot: Snapshot,
     request: JobRequest,
     predictor: ArrivalPredictor,
@@ -72,7 +72,7 @@ def decide(
     return JobDecision(d.procs, release, d.delayed, record, limit)
 
 
-def advice_config(site) -> dict[str, Any]:  # noqa: ANN001
+def advice_config(site) -> dict[str, Any]:
     """The site's advice settings (``config``): ``guard`` (chosen on its tuning part with
     ``evaluate_molding --guard auto`` on its history; 0: none), Downey's ``speedup_sigma``
     (1) and ``speedup_a`` (average parallelism; None: the job's own size), and the

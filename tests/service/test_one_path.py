@@ -25,17 +25,17 @@ class QueuePredictor:
     """Deterministic answers from the snapshot alone: a request that fits in the free
     processors waits 0, else 300 s per queued job plus 300; runtime: half its request."""
 
-    def predict(self, snapshot, requests):  # noqa: ANN001, ANN201
+    def predict(self, snapshot, requests):
         queued = len(snapshot.waiting)
         waits = np.where(requests.procs <= snapshot.free_procs, 0.0, 300.0 * (queued + 1))
         return waits, self.runtimes(snapshot, requests)
 
-    def runtimes(self, snapshot, requests):  # noqa: ANN001, ANN201
+    def runtimes(self, snapshot, requests):
         return [
             RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in requests.req_time_s / 2
         ]
 
-    def refresh(self, snapshot) -> None:  # noqa: ANN001
+    def refresh(self, snapshot) -> None:
         return None
 
 
@@ -46,7 +46,7 @@ def test_the_live_site_decides_like_the_replay_job_by_job(monkeypatch, settings,
     seen = []
     decide_arrival = replay_policy.decide_arrival
 
-    def spy(snapshot, request, cands, pred, rules):  # noqa: ANN001, ANN202
+    def spy(snapshot, request, cands, pred, rules):
         d = decide_arrival(snapshot, request, cands, pred, rules)
         seen.append((snapshot, request, cands, rules, d))
         return d

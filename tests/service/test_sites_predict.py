@@ -180,7 +180,7 @@ def test_site_model_is_fitted_once_for_every_process_and_not_counted_on_each_cal
     with django_assert_num_queries(0):  # no history count, no fit
         assert site_predict.site_model(site) is first
 
-    def no_fit(site):  # noqa: ANN001, ANN202
+    def no_fit(site):
         raise AssertionError("fitted again")
 
     monkeypatch.setattr(site_predict, "_fit", no_fit)

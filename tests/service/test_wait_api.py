@@ -205,7 +205,7 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     bundle = predict_service.bundle_for(trace)
     assert "_recent_scorer" not in vars(bundle)
 
-    def no_rows(rows, progress=None):  # noqa: ANN001, ANN202
+    def no_rows(rows, progress=None):
         raise AssertionError(f"predicted {len(rows)} rows again")
 
     monkeypatch.setattr(bundle.wait, "predict_rows", no_rows)

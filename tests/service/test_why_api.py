@@ -79,7 +79,7 @@ def test_site_answer_explains_its_live_queue_with_a_backfill_hole(monkeypatch):
     site_predict._MODELS.clear()
     real = site_predict.snapshot_now
 
-    def crafted(site, when):  # noqa: ANN001, ANN202
+    def crafted(site, when):
         snap, jobs = real(site, when)
         now = bk.site_seconds(site, when)
         live = [
