@@ -69,19 +69,8 @@ def spec(page: str, script_id: str) -> dict:
     return json.loads(match.group(1))
 
 
-def done_run_page() -> str:
-    """The page of a done molding run of ``RESULT``, as its owner sees it."""
-    alice = make_user("alice")
-    run = MoldingRun.objects.create(
-        owner=alice, status=Status.DONE, strategies=["baseline", "molding"], result=RESULT
-    )
-    client = Client()
-    client.force_login(alice)
-    return client.get(f"/runs/molding/{run.pk}/").content.decode()
-
-
 def test_molding_page_compares_the_strategies_and_draws_the_charts() -> None:
-    page = done_run_page()
+    page = page_of(RESULT, "alice")
     assert "2 h 10 min" in page and "-50.0%" in page and "1 d" in page
     assert [d["label"] for d in spec(page, "spec-load")["data"]["datasets"]] == [
         "baseline",
@@ -94,7 +83,7 @@ def test_molding_page_compares_the_strategies_and_draws_the_charts() -> None:
 
 
 def test_molding_page_says_which_sizes_were_tried_and_labels_its_parameters() -> None:
-    page = done_run_page()
+    page = page_of(RESULT, "alice")
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
     assert "molding : 2.3 sizes per job on average (at most 3) over 4 jobs" in text
     assert "1 jobs (25%) had only the size asked for" in text

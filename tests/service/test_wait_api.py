@@ -10,7 +10,7 @@ import pytest
 from predictor.models import EvaluationRun
 from predictor.services import predict as predict_service
 from tests.core.wait_fakes import make_jobs
-from tests.service.traces_support import api_for, make_user
+from tests.service.traces_support import api_for, demo_trace, make_user
 from traces.core.swf import format_jobs
 from traces.services import ingest_swf
 
@@ -19,10 +19,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def trace(tmp_path: Path):
-    path = tmp_path / "demo.swf"
-    path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     predict_service.BUNDLES.clear()
-    return ingest_swf(path, name="demo")
+    return demo_trace(tmp_path)
 
 
 def job(trace, **changes):
