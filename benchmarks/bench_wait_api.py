@@ -57,7 +57,7 @@ def random_bodies(trace, jobs_users: np.ndarray, n: int, rng: np.random.Generato
     ]
 
 
-def timed(call, items: list) -> np.ndarray:  # noqa: ANN001
+def timed(call, items: list) -> np.ndarray:
     """Milliseconds of ``call(item)`` per item (each answer must be 200)."""
     out = []
     for item in items:
@@ -78,7 +78,7 @@ def bench(name: str, client: APIClient, calls: int, seed: int, profile: bool) ->
     cold = time.perf_counter() - started
     assert first.status_code == 200, first.content
 
-    def post(body: dict):  # noqa: ANN202
+    def post(body: dict):
         return client.post(url, body, format="json")
 
     new = timed(post, bodies[1:])

@@ -21,21 +21,21 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np  # noqa: E402
-from _common import table, traces_dir  # noqa: E402
+import numpy as np
+from _common import table, traces_dir
 
 # The checkout whose code is measured goes first, ahead of this script's own checkout (which
 # ``_common`` puts on the path).
 sys.path.insert(0, os.getcwd())
 
-import predictor  # noqa: E402
-from predictor.core.state.request import RequestBatch, as_batch  # noqa: E402
-from predictor.core.state.snapshot import from_log  # noqa: E402
-from predictor.core.state.sweep import compute_state  # noqa: E402
-from predictor.core.wait.evaluate import select_targets  # noqa: E402
-from predictor.core.wait.registry import make_method, parse_methods  # noqa: E402
-from predictor.core.wait.types import WaitContext  # noqa: E402
-from traces.core.swf import read_swf  # noqa: E402
+import predictor
+from predictor.core.state.request import RequestBatch, as_batch
+from predictor.core.state.snapshot import from_log
+from predictor.core.state.sweep import compute_state
+from predictor.core.wait.evaluate import select_targets
+from predictor.core.wait.registry import make_method, parse_methods
+from predictor.core.wait.types import WaitContext
+from traces.core.swf import read_swf
 
 
 def figures(trace: str, methods: list[str], n_rows: int, n_arrivals: int, n_cand: int) -> dict:

@@ -84,5 +84,5 @@ class WhereViewSet(viewsets.ViewSet):
         )
 
 
-def register(router) -> None:  # noqa: ANN001
+def register(router) -> None:
     router.register("predict", WhereViewSet, basename="where")

@@ -186,26 +186,11 @@ class LiveStatusSerializer(serializers.Serializer):
     at = serializers.DateTimeField(read_only=True)
 
 
-class SiteStatusSerializer(SiteSerializer):
+class SiteStatusSerializer(SiteSerializer, LiveStatusSerializer):
     """The site with its live status (the schema of ``GET /api/sites/{id}/``)."""
 
-    queue_length = serializers.IntegerField(read_only=True)
-    running_jobs = serializers.IntegerField(read_only=True)
-    busy_procs = serializers.IntegerField(read_only=True)
-    utilisation = serializers.FloatField(read_only=True, allow_null=True)
-    held_jobs = serializers.IntegerField(read_only=True)
-    at = serializers.DateTimeField(read_only=True)
-
     class Meta(SiteSerializer.Meta):
-        fields = [
-            *SiteSerializer.Meta.fields,
-            "queue_length",
-            "running_jobs",
-            "busy_procs",
-            "utilisation",
-            "held_jobs",
-            "at",
-        ]
+        fields = [*SiteSerializer.Meta.fields, *LiveStatusSerializer._declared_fields]
         read_only_fields = fields
 
 

@@ -133,20 +133,14 @@ def class_charts(result: dict[str, Any], names: list[str]) -> dict[str, Any]:
 
     words = [labels.cpu_hours_words(c) for c in classes]
     return {
-        "response": charts.bar(
+        what: charts.bar(
             words,
-            series("mean_response_s"),
+            series(f"mean_{what}_s"),
             x_title="CPU-hours class (processors × runtime)",
-            y_title="mean response",
+            y_title=f"mean {what}",
             y_format="duration",
-        ),
-        "wait": charts.bar(
-            words,
-            series("mean_wait_s"),
-            x_title="CPU-hours class (processors × runtime)",
-            y_title="mean wait",
-            y_format="duration",
-        ),
+        )
+        for what in ("response", "wait")
     }
 
 

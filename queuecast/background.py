@@ -65,7 +65,7 @@ def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
     ]  # fmt: skip
     # The database this process uses (a test run's differs from the settings' name).
     env = {**os.environ, "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"])}
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py, fixed arguments
+    proc = subprocess.Popen(
         command, cwd=str(MANAGE.parent), env=env, stdin=subprocess.DEVNULL, start_new_session=True
     )
     logger.info("%s #%s: running in background process %s", model._meta.label_lower, pk, proc.pid)

@@ -37,6 +37,17 @@ def worker_id(pid: int | None = None) -> str:
     return f"{HOST}:{pid}:{process_start(pid)}"
 
 
+def pid_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (another user's counts as existing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def process_gone(worker: str) -> bool:
     """True only when ``worker`` ran on this host and its process no longer exists."""
     parts = worker.rsplit(":", 2)
@@ -46,12 +57,8 @@ def process_gone(worker: str) -> bool:
     if host != HOST or not pid_text.isdigit():
         return False
     pid = int(pid_text)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_exists(pid):
         return True
-    except PermissionError:
-        return False
     now_start = process_start(pid)
     return bool(start and now_start and now_start != start) or _is_zombie(pid)
 

@@ -35,6 +35,14 @@ def shared_traces() -> Path:
     return path
 
 
+def trace_file(folder: Path, name: str) -> Path:
+    """``folder / name``, or skip the test (saying which file) when the folder lacks it."""
+    path = folder / name
+    if not path.exists():
+        pytest.skip(f"{name} not in {folder}")
+    return path
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
@@ -43,8 +51,6 @@ def fixtures_dir() -> Path:
 def synthetic_log(n: int = 400, seed: int = 0, queues: int = 2) -> pd.DataFrame:
     """A small SWF log sorted by submit: bursts of same-second arrivals, several users and
     queues, some jobs with unknown waits or that never ran, waits growing with the size."""
-    from traces.core.swf import SWF_FIELDS
-
     rng = np.random.default_rng(seed)
     submit = np.cumsum(rng.exponential(200.0, n) * (rng.uniform(size=n) > 0.15)).round()
     procs = rng.choice([1, 2, 4, 8, 32, 64], n)
@@ -52,9 +58,7 @@ def synthetic_log(n: int = 400, seed: int = 0, queues: int = 2) -> pd.DataFrame:
     run = rng.exponential(1500.0, n).round() + 1
     wait[rng.uniform(size=n) < 0.02] = -1.0
     run[rng.uniform(size=n) < 0.02] = -1.0
-    cols = {f: np.full(n, -1, dtype=np.int64) for f in SWF_FIELDS}
-    cols.update(
-        job_id=np.arange(1, n + 1),
+    return swf_frame(
         submit_time=submit,
         wait_time=wait,
         run_time=run,
@@ -65,8 +69,16 @@ def synthetic_log(n: int = 400, seed: int = 0, queues: int = 2) -> pd.DataFrame:
         group_id=rng.integers(1, 3, n),
         executable_id=rng.integers(1, 4, n),
         queue_id=rng.integers(0, queues, n),
-        status=np.ones(n, dtype=np.int64),
     )
+
+
+def swf_frame(**columns: np.ndarray) -> pd.DataFrame:
+    """An SWF frame of ``columns`` (the other fields -1; ids 1..n; status 1), times as floats."""
+    from traces.core.swf import SWF_FIELDS
+
+    n = len(columns["submit_time"])
+    cols = {f: np.full(n, -1, dtype=np.int64) for f in SWF_FIELDS}
+    cols.update(job_id=np.arange(1, n + 1), status=np.ones(n, dtype=np.int64), **columns)
     frame = pd.DataFrame(cols)[list(SWF_FIELDS)]
     for f in ("submit_time", "wait_time", "run_time", "requested_time"):
         frame[f] = frame[f].astype(float)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -102,3 +103,15 @@ def celery_worker(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def wait_until_over(model, pk: int, timeout_s: float):
+    """The row ``pk`` of a long-run ``model`` once ``done`` or ``failed`` (polled every
+    0.5 s), or as it is after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        row = model.objects.get(pk=pk)
+        if row.status in ("done", "failed"):
+            return row
+        time.sleep(0.5)
+    return model.objects.get(pk=pk)

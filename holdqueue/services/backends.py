@@ -135,10 +135,11 @@ def now() -> dt.datetime:
     return timezone.now()
 
 
-def active_jobs(site: Site) -> list[BackendJob]:
-    """The site's waiting and running jobs now, or :class:`BackendDown` with the reason."""
+def active_jobs(site: Site, backend: Backend | None = None) -> list[BackendJob]:
+    """The site's waiting and running jobs now, or :class:`BackendDown` with the reason
+    (asking ``backend`` when the caller has built it already)."""
     try:
-        return backend_for(site).active()
+        return (backend or backend_for(site)).active()
     except BackendUnavailable as exc:
         raise BackendDown(f"site {site.name}: {exc}", site=site.name) from exc
 

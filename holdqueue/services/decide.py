@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from holdqueue.services import predict as site_predict
-from jobmolding.core.arrival import ArrivalRules, decide_arrival
+from jobmolding.core.arrival import ArrivalPredictor, ArrivalRules, decide_arrival
 from jobmolding.core.candidates import live_candidate_sizes, speedup_candidates
-from predictor.core.state.request import JobRequest, RequestBatch
+from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import Snapshot
 
 
@@ -48,45 +47,32 @@ def candidates_for(
     return live_candidate_sizes(request.procs, np.unique(used), snapshot.machine_procs)
 
 
-@dataclass(frozen=True)
-class SitePredictor:
-    """The site's predictions as the arrival decision asks for them (one seam:
-    ``predict_requests_for_site``, the site's bundle on its live snapshot)."""
-
-    site: Any
-
-    def predict(self, snapshot: Snapshot, batch: RequestBatch) -> tuple[np.ndarray, list]:
-        pred = site_predict.predict_requests_for_site(self.site, snapshot, batch)
-        return pred.wait_s, pred.runtimes
-
-    def runtimes(self, snapshot: Snapshot, batch: RequestBatch) -> list:
-        return site_predict.predict_requests_for_site(self.site, snapshot, batch).runtimes
-
-
 def decide(
-    site,  # noqa: ANN001
+    site,
     snapshot: Snapshot,
     request: JobRequest,
+    predictor: ArrivalPredictor,
     *,
     mold_job: bool,
     allow_delay: bool,
     candidates: list[int] | None = None,
 ) -> JobDecision:
-    """The one arrival decision (``jobmolding.core.arrival.decide_arrival``) on the site."""
+    """The one arrival decision (``jobmolding.core.arrival.decide_arrival``) on the site's
+    snapshot, answered by ``predictor`` (the site's ``LiveBundle``, loaded by the caller)."""
     sizes = candidates_for(request, snapshot, mold_job, candidates)
     conf = advice_config(site)
     cands = speedup_candidates(
         request.procs, sizes, request.req_time_s, conf["limit_s"], conf["sigma"], conf["a"]
     )
     rules = ArrivalRules(mold=mold_job, delay=allow_delay, guard=conf["guard"])
-    d = decide_arrival(snapshot, request, cands, SitePredictor(site), rules)
+    d = decide_arrival(snapshot, request, cands, predictor, rules)
     release = d.release_s(snapshot.time_s)
     limit = float(cands.req_time_s[int(np.flatnonzero(cands.procs == d.procs)[0])])
     record = {**d.record(), "speedup": {k: v for k, v in conf.items() if k != "limit_s"}}
     return JobDecision(d.procs, release, d.delayed, record, limit)
 
 
-def advice_config(site) -> dict[str, Any]:  # noqa: ANN001
+def advice_config(site) -> dict[str, Any]:
     """The site's advice settings (``config``): ``guard`` (chosen on its tuning part with
     ``evaluate_molding --guard auto`` on its history; 0: none), Downey's ``speedup_sigma``
     (1) and ``speedup_a`` (average parallelism; None: the job's own size), and the

@@ -26,7 +26,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from holdqueue.core.backends.base import BackendError, BackendUnavailable
+from holdqueue.core.backends.base import Backend, BackendError, BackendUnavailable
 from holdqueue.core.directives import refused
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
@@ -120,7 +120,8 @@ def submit_job(
     if previous is not None:
         return previous, False
     arrived = bk.now()
-    plan = decide_for_arrival(site, user, data, arrived)
+    backend = bk.backend_for(site)  # built once: the live queue and the submission use it
+    plan = decide_for_arrival(site, backend, user, data, arrived)
     job = SiteJob(
         site=site,
         owner=user,
@@ -151,18 +152,18 @@ def submit_job(
             raise
         return again, False
     if job.state == SiteJob.SUBMITTING:
-        submit_now(job)
+        submit_now(job, backend)
     return job, True
 
 
-def submit_now(job: SiteJob) -> None:
+def submit_now(job: SiteJob, backend: Backend) -> None:
     """Hand a job that was never held to the backend.
 
     Not reached (the controller is down): the row goes and the caller gets a 503 — safe,
     since the batch system never had the job and replays never answer with an in-flight row.
     Unknown outcome: the row stays (``submitting``, in doubt) for the sweep to look up.
     """
-    outcome = attempt(job)
+    outcome = attempt(job, backend)
     if outcome.kind == DOWN:
         SiteJob.objects.filter(pk=job.pk, state=SiteJob.SUBMITTING, attempts=0).delete()
         raise BackendDown(f"site {job.site.name}: {outcome.message}", site=job.site.name)

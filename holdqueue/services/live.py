@@ -9,15 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from holdqueue.core.backends.base import RUNNING, WAITING, BackendJob
+from holdqueue.core.backends.base import RUNNING, WAITING, Backend, BackendJob
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services import predict as site_predict
 from holdqueue.services.decide import decide
 from holdqueue.services.errors import WrongState
+from holdqueue.services.history import history_frame
 from holdqueue.services.holds import follower_release, open_hold
-from holdqueue.services.queue_start import queue_starts
-from holdqueue.services.snapshot import request_for, snapshot_now
+from holdqueue.services.snapshot import live_snapshot, request_for
+from jobmolding.core.live_bundle import queue_starts
 from predictor.core.state.snapshot import from_live
 
 
@@ -30,18 +31,27 @@ class Plan:
     time_limit_s: int
 
 
-def decide_for_arrival(site: Site, user: Any, data: dict[str, Any], arrived: dt.datetime) -> Plan:
+def decide_for_arrival(
+    site: Site, backend: Backend, user: Any, data: dict[str, Any], arrived: dt.datetime
+) -> Plan:
+    """The arrival-time plan of a job. The site's inputs are read here once, then handed
+    down as plain data: the active jobs (from ``backend``, the caller's, which also submits
+    the job), the history (one read: the snapshot's and, when a fit is due, the bundle's),
+    the site's bundle as a plain predictor (``jobmolding.core.live_bundle.LiveBundle``)."""
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
         limit = int(data["time_limit_s"])
         return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None}, limit)
-    snap, _ = snapshot_now(site, arrived)
+    history = history_frame(site)
+    snap = live_snapshot(site, arrived, bk.active_jobs(site, backend), history)
+    predictor = site_predict.site_answers(site, history)
     request = request_for(site, user.get_username(), data, arrived)
     head = open_hold(site, arrived) if allow_delay else None
     decision = decide(
         site,
         snap,
         request,
+        predictor,
         mold_job=mold_job,
         allow_delay=allow_delay and head is None,
         candidates=data.get("candidates"),

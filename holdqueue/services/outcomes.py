@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass
 
 from holdqueue.core.backends.base import (
+    Backend,
     BackendUnavailable,
     JobSpec,
     SubmissionRejected,
@@ -62,15 +63,16 @@ def spec_for(job: SiteJob) -> JobSpec:
     )
 
 
-def attempt(job: SiteJob) -> Outcome:
-    """Submit a row in ``submitting`` once and record what the batch system said."""
+def attempt(job: SiteJob, backend: Backend | None = None) -> Outcome:
+    """Submit a row in ``submitting`` once and record what the batch system said (to
+    ``backend`` when the caller has built it already, else the site's)."""
     try:
         spec = spec_for(job)
     except QueuecastError as exc:  # no cluster account (any more): it can never go
         fail(job, exc.detail)
         return Outcome(FAILED, exc.detail)
     try:
-        backend_id = bk.backend_for(job.site).submit(spec)
+        backend_id = (backend or bk.backend_for(job.site)).submit(spec)
     except SubmissionRejected as exc:
         fail(job, str(exc))
         return Outcome(FAILED, str(exc))

@@ -23,20 +23,18 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from holdqueue.models import Site, SiteHistory
 from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
-from holdqueue.services.queue_start import queue_starts
 from holdqueue.services.snapshot import request_for, snapshot_now
-from jobmolding.core.future import headline_start_s
+from jobmolding.core.live_bundle import LiveBundle
 from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
-from predictor.core.bundle import RequestAnswer
-from predictor.core.response import response_rangeset
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
-from predictor.core.state.snapshot import Snapshot, from_log
+from predictor.core.state.snapshot import from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
 from predictor.services.fitted_store import FittedStore, default_store
 from predictor.services.why import why_body
@@ -61,29 +59,6 @@ class SiteModel:
     fitted_at: float
     wait_scores: np.ndarray
     accuracy: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class SitePredictions:
-    """Aligned with the request batch: wait points (K,), runtime and response rangeSets."""
-
-    answers: list[RequestAnswer]
-
-    @property
-    def wait_s(self) -> np.ndarray:
-        return np.array([a.wait_s for a in self.answers], dtype=float)
-
-    @property
-    def runtimes(self) -> list[RangeSet]:
-        return [a.runtime for a in self.answers]
-
-
-@dataclass(frozen=True)
-class QueueAnswer(RequestAnswer):
-    """A live answer: ``wait_s`` is the headline; the two figures it comes from beside it."""
-
-    history_wait_s: float = 0.0
-    queue_wait_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -202,9 +177,12 @@ def _ident(site: Site) -> str:
     return f"{site.pk}_{site.created_at.timestamp():.6f}" if site.created_at else str(site.pk)
 
 
-def _fit(site: Site, wait_method: str | None = None) -> SiteModel:
-    rows = SiteHistory.objects.filter(site=site).count()
-    frame = history_frame(site)
+def _fit(
+    site: Site, wait_method: str | None = None, history: pd.DataFrame | None = None
+) -> SiteModel:
+    """Fit on ``history`` (the caller's read of the site's history), else read it here."""
+    frame = history_frame(site) if history is None else history
+    rows = len(frame)
     frame = frame[(frame["wait_time"] >= 0) & (frame["run_time"] >= 0)].reset_index(drop=True)
     frame["job_id"] = np.arange(1, len(frame) + 1)
     if len(frame) < MIN_HISTORY:
@@ -225,7 +203,9 @@ def _fit(site: Site, wait_method: str | None = None) -> SiteModel:
     return SiteModel(bundle, rows, time.time(), pool, accuracy)
 
 
-def _fit_and_store(site: Site, store: FittedStore, blocking: bool) -> SiteModel | None:
+def _fit_and_store(
+    site: Site, store: FittedStore, blocking: bool, history: pd.DataFrame | None = None
+) -> SiteModel | None:
     """Fit under the site's lock and save (single flight across processes). Without
     ``blocking``, None at once when another process is fitting the site."""
     with store.lock("site", _ident(site), blocking=blocking) as got:
@@ -235,12 +215,14 @@ def _fit_and_store(site: Site, store: FittedStore, blocking: bool) -> SiteModel 
             found = store.latest("site", _ident(site))
             if found is not None and time.time() - found[1].fitted_at < CHECK_EVERY_S:
                 return found[1]
-        model = _fit(site)
+        model = _fit(site, history=history)
         store.save("site", _ident(site), f"{time.time():017.6f}", model)
     return model
 
 
-def _refit_in_background(site: Site, store: FittedStore) -> None:
+def _refit_in_background(
+    site: Site, store: FittedStore, history: pd.DataFrame | None = None
+) -> None:
     """Refit a stale site's bundle in a thread; requests keep the current one meanwhile."""
     if not _REFITTING.add(site.pk):
         return  # this process is already refitting it
@@ -249,7 +231,7 @@ def _refit_in_background(site: Site, store: FittedStore) -> None:
         from django.db import connection
 
         try:
-            model = _fit_and_store(site, store, blocking=False)
+            model = _fit_and_store(site, store, blocking=False, history=history)
             if model is not None:
                 _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
         except Exception:  # the current model keeps answering; the next check retries
@@ -266,14 +248,18 @@ def _spawn(work: Any) -> None:
     threading.Thread(target=work, name="refit-site", daemon=True).start()
 
 
-def site_model(site: Site, wait_method: str | None = None) -> SiteModel:
+def site_model(
+    site: Site, wait_method: str | None = None, history: pd.DataFrame | None = None
+) -> SiteModel:
     """The site's fitted bundle: this process's copy, else the stored one, else fitted
     (once across processes). Its history is counted at most every ``CHECK_EVERY_S``; a
     stale bundle keeps answering while it is refitted in the background. ``wait_method``
     names a wait method to answer with instead of the site's default (the API's ``method``
-    override: fitted in this process, kept in its own bounded cache)."""
+    override: fitted in this process, kept in its own bounded cache). ``history``: the
+    caller's read of the site's history (``history_frame``), so a submission reads it once;
+    without it, the history is read here when a fit needs it."""
     if wait_method is not None:
-        return _override_model(site, wait_method)
+        return _override_model(site, wait_method, history)
     store = default_store()
     held = _MODELS.get(site.pk)
     if held is not None and held.ident != _ident(site):
@@ -283,65 +269,40 @@ def site_model(site: Site, wait_method: str | None = None) -> SiteModel:
     if held is None:
         found = store.latest("site", _ident(site))
         if found is None:
-            model = _fit_and_store(site, store, blocking=True)
+            model = _fit_and_store(site, store, blocking=True, history=history)
             assert model is not None
             _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
             return model
         held = _Held(found[1], _ident(site), 0.0)
-    rows = SiteHistory.objects.filter(site=site).count()
+    rows = _count(site, history)
     _MODELS.put(site.pk, _Held(held.model, held.ident, time.monotonic()))
     if _stale(held.model, rows):
-        _refit_in_background(site, store)
+        _refit_in_background(site, store, history)
     return held.model
 
 
-def _override_model(site: Site, wait_method: str) -> SiteModel:
+def _count(site: Site, history: pd.DataFrame | None) -> int:
+    """The site's history rows: the caller's frame, else counted in the database."""
+    return len(history) if history is not None else SiteHistory.objects.filter(site=site).count()
+
+
+def _override_model(site: Site, wait_method: str, history: pd.DataFrame | None) -> SiteModel:
     key = (site.pk, wait_method)
     held = _OVERRIDES.get(key)
-    rows = SiteHistory.objects.filter(site=site).count()
+    rows = _count(site, history)
     if held is not None and held.ident == _ident(site) and not _stale(held.model, rows):
         return held.model
-    model = _fit(site, wait_method)
+    model = _fit(site, wait_method, history)
     _OVERRIDES.put(key, _Held(model, _ident(site), time.monotonic()))
     return model
 
 
-def predict_requests_at(
-    site: Site, snapshot: Snapshot, batch: RequestBatch, wait_method: str | None = None
-) -> SitePredictions:
-    from predictor.core.bundle import predict_requests
-
-    model = site_model(site, wait_method)
-    snap = replace(snapshot, history=model.bundle.jobs)
-    return SitePredictions(with_queue(model, snapshot, predict_requests(model.bundle, snap, batch)))
-
-
-def with_queue(model: SiteModel, snapshot: Snapshot, answers: list[RequestAnswer]) -> list:
-    """Each new request's answer with its queue-based start and the headline wait (the later
-    of the history estimate and the queue-based start: ``jobmolding.core.future
-    .headline_start_s``, docs/sites.md). Jobs already queued or running (submitted before the
-    snapshot) keep the history answer: only their runtimes are asked for."""
-    new = [k for k, a in enumerate(answers) if a.request.submit_s >= snapshot.time_s - 1.0]
-    if not new:
-        return answers
-    batch = RequestBatch.of([answers[k].request for k in new])
-    points = np.array([answers[k].runtime.point_s for k in new])
-    _, starts = queue_starts(model.bundle, snapshot, batch, points)
-    out = list(answers)
-    for k, start in zip(new, starts, strict=True):
-        a = answers[k]
-        queue_wait = max(float(start) - a.request.submit_s, 0.0)
-        wait = headline_start_s(a.wait_s, queue_wait)
-        out[k] = QueueAnswer(
-            **{**vars(a), "wait_s": wait, "response": response_rangeset(a.runtime, wait)},
-            history_wait_s=a.wait_s,
-            queue_wait_s=queue_wait,
-        )
-    return out
-
-
-# The name the decision module calls (one seam, easy to stub in tests).
-predict_requests_for_site = predict_requests_at
+def site_answers(
+    site: Site, history: pd.DataFrame | None = None, wait_method: str | None = None
+) -> LiveBundle:
+    """The site's bundle as a plain predictor (``jobmolding.core.live_bundle.LiveBundle``):
+    what a submission hands down to the arrival decision (the one seam tests stub)."""
+    return LiveBundle(site_model(site, wait_method, history).bundle)
 
 
 def _ranges(rs: RangeSet, shift_s: float = 0.0) -> list[dict[str, float]]:
@@ -361,7 +322,7 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
     request = request_for(site, data.get("user") or user.get_username(), data, at)
     method = data.get("method")  # None: the site's default (auto)
     model = site_model(site, method)
-    answer = predict_requests_at(site, snap, RequestBatch.of([request]), method).answers[0]
+    answer = LiveBundle(model.bundle).answers(snap, RequestBatch.of([request]))[0]
     level = float(data.get("confidence", 0.9))
     low, high = interval_from_pool(np.array([answer.wait_s]), model.wait_scores, level)
     start = at + dt.timedelta(seconds=answer.wait_s)

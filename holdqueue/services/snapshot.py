@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pandas as pd
+
 from holdqueue.core.backends.base import BackendJob
 from holdqueue.models import Site
 from holdqueue.services import backends as bk
@@ -16,11 +18,15 @@ from predictor.core.state.snapshot import Snapshot, from_live
 def snapshot_now(site: Site, when: dt.datetime) -> tuple[Snapshot, list[BackendJob]]:
     """The site's live state at ``when`` (its history known up to then)."""
     jobs = bk.active_jobs(site)
+    return live_snapshot(site, when, jobs, history_frame(site)), jobs
+
+
+def live_snapshot(
+    site: Site, when: dt.datetime, jobs: list[BackendJob], history: pd.DataFrame
+) -> Snapshot:
+    """The predictor's snapshot of ``jobs`` (the backend's active jobs) and ``history``."""
     live = bk.live_jobs(site, jobs)
-    snap = from_live(
-        live, bk.site_seconds(site, when), history_frame(site), machine_procs=site.machine_procs
-    )
-    return snap, jobs
+    return from_live(live, bk.site_seconds(site, when), history, machine_procs=site.machine_procs)
 
 
 def request_for(site: Site, user_name: str, data: dict[str, Any], at: dt.datetime) -> JobRequest:

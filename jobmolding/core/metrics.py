@@ -7,7 +7,8 @@ Times count from the user's arrival, so a hold is part of the wait and of the re
 ``wait = start - arrival``, ``response = wait + runtime``,
 ``bounded slowdown = max(1, response / max(runtime, 10 s))``. Utilisation is the busy
 processor-time of *all* jobs inside ``[first evaluated arrival, last evaluated end]`` over
-``machine_procs`` times that span. CPU-hours classes use the job's *original* request (log
+``machine_procs`` times that span (``pyss_adapter.core.stats.busy_integral``, the replay's
+busy-CPU integral). CPU-hours classes use the job's *original* request (log
 size times log runtime), so a job sits in the same class under every strategy.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pyss_adapter.core.stats import cpu_hour_class, cpu_hour_class_labels
+from pyss_adapter.core.stats import busy_integral, cpu_hour_class, cpu_hour_class_labels
 
 BSLD_BOUND_S = 10.0
 LOAD_BIN_S = 1800.0
@@ -42,22 +43,6 @@ class RunOutcome:
     original_runtime_s: np.ndarray
     evaluated: np.ndarray
     machine_procs: int
-
-
-def busy_integral(
-    start: np.ndarray, end: np.ndarray, procs: np.ndarray, at: np.ndarray
-) -> np.ndarray:
-    """``F(t) = sum_j p_j clip(t - start_j, 0, end_j - start_j)`` at each ``at`` (vectorised)."""
-
-    def ramp(times: np.ndarray) -> np.ndarray:
-        order = np.argsort(times, kind="stable")
-        t, p = times[order], np.asarray(procs, float)[order]
-        cum_p = np.concatenate([[0.0], np.cumsum(p)])
-        cum_pt = np.concatenate([[0.0], np.cumsum(p * t)])
-        k = np.searchsorted(t, at, side="right")
-        return at * cum_p[k] - cum_pt[k]
-
-    return ramp(np.asarray(start, float)) - ramp(np.asarray(end, float))
 
 
 def utilisation(o: RunOutcome) -> float:

@@ -22,6 +22,8 @@ from typing import Protocol
 
 import numpy as np
 
+from predictor.core.runtime.rangeset import weighted_midpoint
+
 
 class RangeSetLike(Protocol):
     """Anything with ``low_s``, ``high_s``, ``probability`` arrays (e.g. the predictor's
@@ -74,9 +76,10 @@ def score_candidates(
 
 
 def point_prediction(low: np.ndarray, high: np.ndarray, prob: np.ndarray) -> float:
-    """``sum_i p_i (l_i + u_i) / 2``: the seed's point value of a rangeSet (Section IV-B,
-    "the weighted sum of the medians of the ranges")."""
+    """The seed's point value of a rangeSet (``predictor.core.runtime.rangeset
+    .weighted_midpoint``) over probabilities that need not sum to 1 (a scaled or capped
+    set): divided by their sum; NaN for an empty set."""
     low, high, prob = (np.asarray(a, dtype=float) for a in (low, high, prob))
     if low.size == 0:
         return float("nan")
-    return float(np.sum(prob * (low + high) / 2.0) / max(float(prob.sum()), 1e-300))
+    return weighted_midpoint(low, high, prob) / max(float(prob.sum()), 1e-300)

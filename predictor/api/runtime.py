@@ -8,6 +8,7 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from predictor.api.query import answer_on_trace
 from predictor.serializers.runtime import (
     LoadFunctionsSerializer,
     RuntimeAnswerSerializer,
@@ -23,11 +24,10 @@ class RuntimePredictionViewSet(viewsets.ViewSet):
     @extend_schema(request=RuntimeQuerySerializer, responses={200: RuntimeAnswerSerializer})
     def create(self, request: Request, trace_pk: str) -> Response:
         """Predict the runtime ranges of a job submitted at ``at`` (seconds)."""
-        trace = get_object_or_404(Trace, pk=trace_pk)
-        query = RuntimeQuerySerializer(data=request.data, context={"trace": trace})
-        query.is_valid(raise_exception=True)
-        answer = predict.predict_runtime(trace, query.validated_data)
-        return Response(RuntimeAnswerSerializer(answer).data)
+        return answer_on_trace(
+            request, trace_pk, RuntimeQuerySerializer, RuntimeAnswerSerializer,
+            predict.predict_runtime,
+        )  # fmt: skip
 
 
 class LoadFunctionsViewSet(viewsets.ViewSet):

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from predictor.api.query import answer_on_trace
 from predictor.serializers.wait import WaitAnswerSerializer, WaitQuerySerializer
 from predictor.services import predict
-from traces.models import Trace
 
 
 class WaitPredictionViewSet(viewsets.ViewSet):
@@ -19,11 +18,9 @@ class WaitPredictionViewSet(viewsets.ViewSet):
     @extend_schema(request=WaitQuerySerializer, responses={200: WaitAnswerSerializer})
     def create(self, request: Request, trace_pk: str) -> Response:
         """Predict how long a job submitted at ``at`` would wait (seconds)."""
-        trace = get_object_or_404(Trace, pk=trace_pk)
-        query = WaitQuerySerializer(data=request.data, context={"trace": trace})
-        query.is_valid(raise_exception=True)
-        answer = predict.predict_wait(trace, query.validated_data)
-        return Response(WaitAnswerSerializer(answer).data)
+        return answer_on_trace(
+            request, trace_pk, WaitQuerySerializer, WaitAnswerSerializer, predict.predict_wait
+        )
 
 
 def register(router) -> None:

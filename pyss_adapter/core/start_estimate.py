@@ -167,6 +167,8 @@ def forward_easy(
     ``running`` holds (expected end, processors), ``queue`` (processors, estimate) in
     arrival order with the target at position ``target`` (the last: nothing behind
     it matters). A running job past its expected end is expected to end in a second.
+    Public for the why-it-waits explanations (``predictor.core.why.forward``) and the
+    ``sim`` wait method, which ask the same question of a live or trace snapshot.
     """
     if target == 0 and queue[0][0] <= machine_procs - sum(p for _, p in running):
         return 0.0  # alone in the queue and it fits: any scheduler starts it now
@@ -188,18 +190,3 @@ def forward_easy(
     except _Known:
         pass
     return _target_start(engine, target) - now
-
-
-def forward_easy_wait(
-    now: float,
-    running: list[tuple[float, int]],
-    queue: list[tuple[int, float]],
-    target: int,
-    machine_procs: int,
-) -> float:
-    """The target's wait in the engine's EASY forward from ``now`` (see ``forward_easy``).
-
-    Public for the why-it-waits explanations (``predictor.core.why.forward``), which ask the
-    same question of a live or trace snapshot with one request changed at a time.
-    """
-    return forward_easy(now, running, queue, target, machine_procs)

@@ -104,7 +104,7 @@ def _full_page(driver: Any, size: tuple[int, int], path: Path) -> None:
 
 
 @pytest.fixture(autouse=True)
-def fast_service_methods(settings):  # noqa: ANN001, ANN201
+def fast_service_methods(settings):
     """APQ and the seed's rangeSet answer here (the service's default pair, auto and the
     chosen runtime method, costs a minute per fit: tests/service/test_method_choice.py)."""
     settings.QUEUECAST_SERVICE_WAIT_METHOD = "apq"

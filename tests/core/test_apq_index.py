@@ -22,7 +22,7 @@ def test_chunk_min_max_equals_the_columns_min_max_of_any_slice():
         np.testing.assert_array_equal(got_max, x[lo:hi].max(axis=0))
 
 
-def gathered(idx: HistoryIndex, queue: int, t: float, n_before: int):  # noqa: ANN201
+def gathered(idx: HistoryIndex, queue: int, t: float, n_before: int):
     """The block as the code before the index built it: rows gathered one by one."""
     q = idx.by_queue[queue]
     p = int(np.searchsorted(q.starts, t, side="right"))

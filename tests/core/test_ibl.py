@@ -81,7 +81,7 @@ def test_changing_a_later_job_leaves_earlier_predictions_unchanged():
     np.testing.assert_array_equal(before, after)
 
 
-def old_unit_distances(window, x, n_nominal, tod_col):  # noqa: ANN001, ANN201
+def old_unit_distances(window, x, n_nominal, tod_col):
     """The one-target formula the batch replaced, kept as the reference."""
     diff = np.abs(window - x)
     nominal = (diff[:, :n_nominal] > 0).astype(float)

@@ -15,12 +15,7 @@ from predictor.core.runtime.load import (
     predicted_load,
     trace_loads,
 )
-
-SWF_FIELDS = (
-    "job_id", "submit_time", "wait_time", "run_time", "allocated_procs", "avg_cpu_time",
-    "used_memory", "requested_procs", "requested_time", "requested_memory", "status", "user_id",
-    "group_id", "executable_id", "queue_id", "partition_id", "preceding_job_id", "think_time",
-)  # fmt: skip
+from traces.core.swf import SWF_FIELDS
 
 
 def make_jobs(rows: list[dict]) -> pd.DataFrame:

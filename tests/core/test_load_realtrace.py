@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 
 from predictor.core.runtime.load import trace_loads
+from tests.conftest import trace_file
 from traces.core.swf import read_swf
 
 pytestmark = pytest.mark.realtrace
 
 
 def test_hpc2n_loads_are_defined_for_every_job(shared_traces) -> None:
-    path = shared_traces / "HPC2N-2002-2.2-cln.swf.gz"
-    if not path.exists():
-        pytest.skip(f"{path.name} not in {shared_traces}")
+    path = trace_file(shared_traces, "HPC2N-2002-2.2-cln.swf.gz")
     swf = read_swf(path)
     pred, act, _ = trace_loads(swf.jobs, float(swf.machine_procs))
     assert pred.size == act.size == len(swf.jobs) == 202871

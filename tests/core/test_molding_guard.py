@@ -44,7 +44,7 @@ def test_the_guard_is_the_best_never_worse_one_on_the_tuning_part_only() -> None
         0.5: (120.0, 5.0),
     }  # fmt: skip
 
-    def run(s, p):  # noqa: ANN001, ANN202
+    def run(s, p):
         seen.append((len(s.jobs), s.n_warmup, p.strategy, p.guard))
         r, b = figures["baseline" if p.strategy == "baseline" else p.guard]
         return {"mean_response_s": r, "mean_bounded_slowdown": b}
@@ -71,7 +71,7 @@ def test_holds_are_kept_only_where_they_beat_molding_alone_on_the_tuning_part() 
     figures = {0.3: (90.0, 4.0), 0.5: (70.0, 3.9), 0.7: (75.0, 4.0)}
     seen = []
 
-    def run(s, p):  # noqa: ANN001, ANN202
+    def run(s, p):
         seen.append((p.strategy, p.guard, p.threshold))
         r, b = figures[p.threshold]
         return {"mean_response_s": r, "mean_bounded_slowdown": b}

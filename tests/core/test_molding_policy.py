@@ -32,18 +32,18 @@ class FreeProcsPredictor:
         self.calls: list[tuple[float, float, list[int]]] = []
         self.refreshed_at: float | None = None
 
-    def refresh(self, snapshot):  # noqa: ANN001, ANN201
+    def refresh(self, snapshot):
         if self.refreshed_at is None:
             self.refreshed_at = snapshot.time_s
 
-    def predict(self, snapshot, requests):  # noqa: ANN001, ANN201
+    def predict(self, snapshot, requests):
         self.calls.append(
             (snapshot.known_at_s, float(requests.submit_s[0]), requests.procs.tolist())
         )
         waits = np.where(requests.procs <= snapshot.free_procs, 0.0, 1000.0)
         return waits, self.runtimes(snapshot, requests)
 
-    def runtimes(self, snapshot, requests):  # noqa: ANN001, ANN201
+    def runtimes(self, snapshot, requests):
         half = requests.req_time_s / 2.0
         return [RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in half]
 
@@ -55,7 +55,7 @@ WARMUP = [(0, 100, 4, 150, 1), (1, 200, 8, 250, 1), (1000, 400, 6, 400, 2)]
 TARGET = (1010, 120, 8, 300, 1)
 
 
-def setup_for(rows, warmup=3):  # noqa: ANN001, ANN201
+def setup_for(rows, warmup=3):
     return prepare(log(rows), 10, tune_fraction=warmup / len(rows))
 
 

@@ -30,10 +30,10 @@ def small_log(n: int = 90, seed: int = 3) -> pd.DataFrame:
     return out
 
 
-def run(log, n_warmup=60):  # noqa: ANN001, ANN201
+def run(log, n_warmup=60):
     bundles = []
 
-    def make(s):  # noqa: ANN001, ANN202
+    def make(s):
         bundles.append(ReplayBundle(s.jobs.machine_procs, "sim", "rangeset"))
         return bundles[-1]
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from predictor.core.runtime.evaluate import evaluate_runtime
+from tests.conftest import trace_file
 from traces.core.swf import read_swf
 
 pytestmark = pytest.mark.realtrace
 
 
 def test_kth_slice_rangesets_are_narrow_and_often_right(shared_traces) -> None:
-    path = shared_traces / "KTH-SP2-1996-2.1-cln.swf.gz"
-    if not path.exists():
-        pytest.skip(f"{path.name} not in {shared_traces}")
+    path = trace_file(shared_traces, "KTH-SP2-1996-2.1-cln.swf.gz")
     swf = read_swf(path)
     result = evaluate_runtime(
         swf.jobs.iloc[:4000], float(swf.machine_procs), ("rangeset", "baseline"), limit=300

@@ -55,10 +55,10 @@ def test_interval_block_reports_both_levels_in_arrival_order():
 class CountingMethod:
     """A fitted method that counts the rows it is asked to predict."""
 
-    def __init__(self, method) -> None:  # noqa: ANN001
+    def __init__(self, method) -> None:
         self.method, self.rows = method, 0
 
-    def predict_rows(self, rows):  # noqa: ANN001, ANN201
+    def predict_rows(self, rows):
         self.rows += len(rows)
         return self.method.predict_rows(rows)
 

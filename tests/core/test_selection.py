@@ -14,13 +14,13 @@ def _stream(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return arrival, rng.exponential(1000.0, n)
 
 
-def _pool(pred: np.ndarray, wait: np.ndarray, arrival: np.ndarray, outside=None) -> Pool:  # noqa: ANN001
+def _pool(pred: np.ndarray, wait: np.ndarray, arrival: np.ndarray, outside=None) -> Pool:
     n = wait.size
     out = np.zeros(n, bool) if outside is None else outside
     return Pool(pred, wait, arrival + wait, arrival, np.arange(n), out)
 
 
-def _ask(sel: HedgeSelector, pred: np.ndarray, arrival: np.ndarray, outside=None):  # noqa: ANN001, ANN202
+def _ask(sel: HedgeSelector, pred: np.ndarray, arrival: np.ndarray, outside=None):
     n = arrival.size
     out = np.zeros(n, bool) if outside is None else outside
     return sel.select(pred, np.arange(n), arrival, out)

@@ -46,6 +46,7 @@ def test_features_equal_the_sweep_on_a_real_trace_slice(shared_traces):
 
 
 def as_live(snap: Snapshot) -> list[LiveJob]:
+    """The snapshot's jobs as a site's batch system would report them."""
     waiting = [LiveJob(r, "waiting") for r in snap.waiting.requests]
     running = [
         LiveJob(r, "running", elapsed_s=snap.time_s - s, used_procs=int(u))

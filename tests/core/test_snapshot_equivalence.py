@@ -26,11 +26,12 @@ import pandas as pd
 import pytest
 
 from predictor.core.state.from_engine import snapshot_from_engine
-from predictor.core.state.snapshot import LiveJob, Snapshot, from_live, from_log
+from predictor.core.state.snapshot import Snapshot, from_live, from_log
 from pyss_adapter.core.engine import Engine
 from pyss_adapter.core.jobs import sim_jobs
 from pyss_adapter.core.recorded import RecordedScheduler
 from tests.conftest import synthetic_log
+from tests.core.test_snapshot import as_live
 from traces.core.swf import read_swf
 
 MACHINE = 128
@@ -75,17 +76,6 @@ def engine_snapshots(log: pd.DataFrame, rows: np.ndarray) -> dict[int, Snapshot]
     result = Engine(jobs, RecordedScheduler(starts), policy=probe).run()
     np.testing.assert_array_equal(result.start_s, starts)  # the replay is the log
     return probe.taken
-
-
-def as_live(snap: Snapshot) -> list[LiveJob]:
-    waiting = [LiveJob(r, "waiting") for r in snap.waiting.requests]
-    running = [
-        LiveJob(r, "running", elapsed_s=snap.time_s - s, used_procs=int(u))
-        for r, s, u in zip(
-            snap.running.requests, snap.running.start_s, snap.running.used_procs, strict=True
-        )
-    ]
-    return running[::-1] + waiting[::-1]  # a site lists its jobs in any order
 
 
 def _by_job(active) -> tuple[list, np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait.types import WaitContext
-from traces.core.swf import SWF_FIELDS
+from tests.conftest import swf_frame
 
 
 def make_jobs(n: int = 600, seed: int = 0) -> pd.DataFrame:
@@ -17,9 +17,7 @@ def make_jobs(n: int = 600, seed: int = 0) -> pd.DataFrame:
     procs = rng.choice([1, 2, 8, 32, 100], n)
     wait = (rng.exponential(200.0, n) * (1 + procs / 10)).round()
     run = rng.exponential(2000.0, n).round() + 1
-    cols = {f: np.full(n, -1, dtype=np.int64) for f in SWF_FIELDS}
-    cols.update(
-        job_id=np.arange(1, n + 1),
+    return swf_frame(
         submit_time=submit,
         wait_time=wait,
         run_time=run,
@@ -30,12 +28,7 @@ def make_jobs(n: int = 600, seed: int = 0) -> pd.DataFrame:
         group_id=rng.integers(1, 3, n),
         executable_id=rng.integers(1, 4, n),
         queue_id=np.ones(n, dtype=np.int64),
-        status=np.ones(n, dtype=np.int64),
     )
-    frame = pd.DataFrame(cols)[list(SWF_FIELDS)]
-    for f in ("submit_time", "wait_time", "run_time", "requested_time"):
-        frame[f] = frame[f].astype(float)
-    return frame
 
 
 def make_ctx(jobs: pd.DataFrame, n_tune: int | None = None, state=None) -> WaitContext:

@@ -123,7 +123,7 @@ def test_a_process_that_cannot_start_is_a_503_and_frees_the_name(monkeypatch, se
 
     settings.QUEUECAST_UPLOAD_DIR = str(tmp_path)
 
-    def cannot_fork(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def cannot_fork(*args, **kwargs):
         raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(background, "available", lambda: True)

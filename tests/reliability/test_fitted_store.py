@@ -35,7 +35,7 @@ def test_store_drops_an_unreadable_file(tmp_path):
     assert not store.path("trace", "1", "v").exists()
 
 
-def _hold_lock(directory: str, ready, release) -> None:  # noqa: ANN001
+def _hold_lock(directory: str, ready, release) -> None:
     with FittedStore(directory).lock("site", "3"):
         ready.set()
         release.wait(10)
@@ -60,7 +60,7 @@ def test_lock_is_single_flight_across_processes(tmp_path):
 
 
 def _first_prediction(directory: str, log: str) -> None:
-    def fit(trace):  # noqa: ANN001, ANN202
+    def fit(trace):
         with Path(log).open("a") as f:
             f.write("fit\n")
         time.sleep(0.5)  # every process arrives while it runs

@@ -22,6 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 N_JOBS = 80_000  # enough work that the kill lands mid-run (polled every 20 ms)
+INGEST = "from traces.tasks import ingest_trace\ningest_trace.delay(1)"  # the task, sent once
 
 
 def django_code(body: str) -> str:
@@ -100,13 +101,7 @@ def kill_while_running(code: str, env: dict, db: Path, table: str, min_progress:
 
 def test_sigkill_mid_ingest_then_redelivery_ingests_the_trace_whole(site) -> None:
     env, db = site
-    kill_while_running(
-        "from traces.tasks import ingest_trace\ningest_trace.delay(1)",
-        env,
-        db,
-        "traces_trace",
-        0.05,
-    )
+    kill_while_running(INGEST, env, db, "traces_trace", 0.05)
     assert run(
         "from traces.tasks import ingest_trace\nprint(ingest_trace.delay(1).get())", env
     ) == ("done")
@@ -117,13 +112,7 @@ def test_sigkill_mid_ingest_then_redelivery_ingests_the_trace_whole(site) -> Non
 
 def test_sigkill_mid_ingest_without_redelivery_is_reaped_as_failed(site) -> None:
     env, db = site
-    kill_while_running(
-        "from traces.tasks import ingest_trace\ningest_trace.delay(1)",
-        env,
-        db,
-        "traces_trace",
-        0.05,
-    )
+    kill_while_running(INGEST, env, db, "traces_trace", 0.05)
     out = run("from queuecast.reaper import reap\nprint(len(reap()))", env)
     assert out == "1"
     with sqlite3.connect(db) as conn:

@@ -16,7 +16,7 @@ from predictor.models import EvaluationRun
 from queuecast.longrun import enqueue
 from queuecast.models import RunLease
 from tests.service.traces_support import make_user
-from tests.worker_support import REAL_WORKER_MARKS, celery_worker
+from tests.worker_support import REAL_WORKER_MARKS, celery_worker, wait_until_over
 from traces.models import Job, Trace
 
 pytestmark = REAL_WORKER_MARKS
@@ -54,16 +54,6 @@ def kill_the_child_holding(model, pk: int) -> int:
     pytest.fail("the run was never claimed")
 
 
-def wait_until_over(model, pk: int):
-    deadline = time.monotonic() + TIMEOUT_S
-    while time.monotonic() < deadline:
-        row = model.objects.get(pk=pk)
-        if row.status in ("done", "failed"):
-            return row
-        time.sleep(0.5)
-    return model.objects.get(pk=pk)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_pool_child_mid_ingest_is_run_again_to_done(prefork_worker, tmp_path) -> None:
     trace = Trace.objects.create(
@@ -71,7 +61,7 @@ def test_a_killed_pool_child_mid_ingest_is_run_again_to_done(prefork_worker, tmp
     )
     enqueue(trace, "traces.tasks.ingest_trace")
     killed = kill_the_child_holding(Trace, trace.pk)
-    trace = wait_until_over(Trace, trace.pk)
+    trace = wait_until_over(Trace, trace.pk, TIMEOUT_S)
     log = prefork_worker.read_text(errors="replace")[-3000:]
     assert trace.status == "done", f"{trace.status} ({trace.error}); worker log:\n{log}"
     assert Job.objects.filter(trace=trace).count() == N_JOBS
@@ -87,7 +77,7 @@ def test_a_killed_pool_child_mid_evaluation_is_run_again(prefork_worker, tmp_pat
     run = EvaluationRun.objects.create(kind="wait", owner=alice, trace=trace, methods=["median"])
     enqueue(run, "predictor.tasks_wait.run_evaluation")
     kill_the_child_holding(EvaluationRun, run.pk)
-    run = wait_until_over(EvaluationRun, run.pk)
+    run = wait_until_over(EvaluationRun, run.pk, TIMEOUT_S)
     log = prefork_worker.read_text(errors="replace")[-3000:]
     assert run.status in ("done", "failed") and run.status != "running", log
     assert run.status == "done", f"{run.error}; worker log:\n{log}"

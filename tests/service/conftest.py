@@ -8,6 +8,6 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def fast_service_methods(settings):  # noqa: ANN001, ANN201
+def fast_service_methods(settings):
     settings.QUEUECAST_SERVICE_WAIT_METHOD = "apq"
     settings.QUEUECAST_SERVICE_RUNTIME_METHOD = "rangeset"

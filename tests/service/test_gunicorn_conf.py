@@ -12,7 +12,7 @@ import pytest
 import queuecast.gunicorn_conf
 
 
-def load(monkeypatch, **env: str):  # noqa: ANN001, ANN201
+def load(monkeypatch, **env: str):
     for name in ("QUEUECAST_CONTROL_SOCKET", "CELERY_BROKER_URL", "QUEUECAST_EMBEDDED_RUNS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():

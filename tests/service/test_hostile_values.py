@@ -19,14 +19,14 @@ pytestmark = pytest.mark.django_db
 HUGE = 10**30
 
 
-def names(response, field: str) -> bool:  # noqa: ANN001
+def names(response, field: str) -> bool:
     """The 400 names ``field``: as a key (serializer errors) or as ``field`` (service errors)."""
     body = response.json()
     return field in body or body.get("field") == field
 
 
 @pytest.fixture
-def trace(tmp_path: Path):  # noqa: ANN201
+def trace(tmp_path: Path):
     path = tmp_path / "demo.swf"
     path.write_text(format_jobs(make_jobs(300)))  # no MaxProcs: procs bounded by the jobs only
     predict.BUNDLES.clear()
@@ -34,11 +34,11 @@ def trace(tmp_path: Path):  # noqa: ANN201
 
 
 @pytest.fixture
-def alice():  # noqa: ANN201
+def alice():
     return make_user("alice")
 
 
-def query(trace, **changes):  # noqa: ANN001, ANN201
+def query(trace, **changes):
     body = {
         "user_id": 2, "group_id": 1, "queue_id": 1, "requested_procs": 8,
         "requested_time": 3600.0, "at": (trace.first_submit_s + trace.last_submit_s) / 2,

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
-def private_counts(settings, tmp_path):  # noqa: ANN001, ANN201
+def private_counts(settings, tmp_path):
     """Counts in a fresh file cache (the embedded default's backend), 10 per minute; a
     cheap password hash (each attempt checks one)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -41,7 +41,7 @@ def private_counts(settings, tmp_path):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def bob():  # noqa: ANN201
+def bob():
     return make_user("bob", password="right-password")
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def defaults(settings):  # noqa: ANN001, ANN201
+def defaults(settings):
     """The service's own defaults (the suite's conftest swaps in a faster pair)."""
     del settings.QUEUECAST_SERVICE_WAIT_METHOD
     del settings.QUEUECAST_SERVICE_RUNTIME_METHOD
@@ -30,13 +30,13 @@ def defaults(settings):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
-def trace(tmp_path: Path):  # noqa: ANN201
+def trace(tmp_path: Path):
     path = tmp_path / "small.swf"
     path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     return ingest_swf(path, name="small")
 
 
-def body(trace, **extra):  # noqa: ANN001, ANN003, ANN201
+def body(trace, **extra):
     at = (trace.first_submit_s + trace.last_submit_s) * 0.7
     return {"user_id": 2, "queue_id": 1, "requested_procs": 8, "requested_time": 3600, "at": at,
             **extra}  # fmt: skip

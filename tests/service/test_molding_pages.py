@@ -71,13 +71,7 @@ def spec(page: str, script_id: str) -> dict:
 
 
 def test_molding_page_compares_the_strategies_and_draws_the_charts() -> None:
-    alice = make_user("alice")
-    run = MoldingRun.objects.create(
-        owner=alice, status=Status.DONE, strategies=["baseline", "molding"], result=RESULT
-    )
-    client = Client()
-    client.force_login(alice)
-    page = client.get(f"/runs/molding/{run.pk}/").content.decode()
+    page = page_of(RESULT, "alice")
     assert "2 h 10 min" in page and "-50.0%" in page and "1 d" in page
     assert [d["label"] for d in spec(page, "spec-load")["data"]["datasets"]] == [
         "baseline",
@@ -90,13 +84,7 @@ def test_molding_page_compares_the_strategies_and_draws_the_charts() -> None:
 
 
 def test_molding_page_says_which_sizes_were_tried_and_labels_its_parameters() -> None:
-    alice = make_user("alice")
-    run = MoldingRun.objects.create(
-        owner=alice, status=Status.DONE, strategies=["baseline", "molding"], result=RESULT
-    )
-    client = Client()
-    client.force_login(alice)
-    page = client.get(f"/runs/molding/{run.pk}/").content.decode()
+    page = page_of(RESULT, "alice")
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
     assert "molding : 2.3 sizes per job on average (at most 3) over 4 jobs" in text
     assert "1 jobs (25%) had only the size asked for" in text

@@ -2,7 +2,7 @@
 
 A small log is replayed with molding and delay; at every arrival the replay's snapshot and
 request are also handed to the live site's decision (``holdqueue.services.decide.decide``,
-its predictor seam answering with the same predictor). Job by job, the two must agree on
+answering with the same predictor). Job by job, the two must agree on
 the size, the release, the time limit and every recorded reason.
 """
 
@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from holdqueue.services import decide as live_decide
-from holdqueue.services import predict as site_predict
 from jobmolding.core import policy as replay_policy
 from jobmolding.core.evaluate import evaluate, prepare
 from jobmolding.core.policy import MoldingParams
@@ -26,17 +25,17 @@ class QueuePredictor:
     """Deterministic answers from the snapshot alone: a request that fits in the free
     processors waits 0, else 300 s per queued job plus 300; runtime: half its request."""
 
-    def predict(self, snapshot, requests):  # noqa: ANN001, ANN201
+    def predict(self, snapshot, requests):
         queued = len(snapshot.waiting)
         waits = np.where(requests.procs <= snapshot.free_procs, 0.0, 300.0 * (queued + 1))
         return waits, self.runtimes(snapshot, requests)
 
-    def runtimes(self, snapshot, requests):  # noqa: ANN001, ANN201
+    def runtimes(self, snapshot, requests):
         return [
             RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in requests.req_time_s / 2
         ]
 
-    def refresh(self, snapshot) -> None:  # noqa: ANN001
+    def refresh(self, snapshot) -> None:
         return None
 
 
@@ -47,7 +46,7 @@ def test_the_live_site_decides_like_the_replay_job_by_job(monkeypatch, settings,
     seen = []
     decide_arrival = replay_policy.decide_arrival
 
-    def spy(snapshot, request, cands, pred, rules):  # noqa: ANN001, ANN202
+    def spy(snapshot, request, cands, pred, rules):
         d = decide_arrival(snapshot, request, cands, pred, rules)
         seen.append((snapshot, request, cands, rules, d))
         return d
@@ -57,16 +56,11 @@ def test_the_live_site_decides_like_the_replay_job_by_job(monkeypatch, settings,
     params = MoldingParams(strategy="delay", runtime_model="downey", sigma=1.0, guard=guard)
     evaluate(setup, ["delay"], params, lambda s: predictor)
 
-    def site_answers(site, snapshot, batch):  # noqa: ANN001, ANN202
-        waits, runtimes = predictor.predict(snapshot, batch)
-        return SimpleNamespace(wait_s=waits, runtimes=runtimes)
-
-    monkeypatch.setattr(site_predict, "predict_requests_for_site", site_answers)
     site = SimpleNamespace(config={"guard": guard, "speedup_sigma": 1.0})
     molded = delayed = 0
     for snapshot, request, cands, rules, d in seen:
         live = live_decide.decide(
-            site, snapshot, request, mold_job=True, allow_delay=rules.delay,
+            site, snapshot, request, predictor, mold_job=True, allow_delay=rules.delay,
             candidates=cands.procs.tolist(),
         )  # fmt: skip
         record = {k: v for k, v in live.record.items() if k != "speedup"}

@@ -12,11 +12,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def site():  # noqa: ANN201
+def site():
     return simulated_site()
 
 
-def page(user, url: str) -> str:  # noqa: ANN001
+def page(user, url: str) -> str:
     client = Client()
     client.force_login(user)
     response = client.get(url)
@@ -24,7 +24,7 @@ def page(user, url: str) -> str:  # noqa: ANN001
     return response.content.decode()
 
 
-def submit(site, user, name: str, **extra) -> dict:  # noqa: ANN001, ANN003
+def submit(site, user, name: str, **extra) -> dict:
     body = {"procs": 8, "time_limit_s": 600, "command": "sleep 1", "name": name, **extra}
     response = api_for(user).post(f"/api/sites/{site.pk}/jobs/", body, format="json")
     assert response.status_code == 201, response.data

@@ -14,21 +14,16 @@ from predictor.models import EvaluationRun
 from predictor.services import evaluations, runtime
 from pyss_adapter.models import Replay
 from queuecast.longrun import Status
-from tests.core.wait_fakes import make_jobs
-from tests.service.traces_support import make_user
-from traces.core.swf import format_jobs
-from traces.services import ingest_swf
+from tests.service.traces_support import demo_trace, make_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def trace(tmp_path: Path):
-    path = tmp_path / "demo.swf"
-    path.write_text("; UnixStartTime: 1000000000\n; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     evaluations.MODELS.clear()
     runtime.MODELS.clear()
-    return ingest_swf(path, name="demo")
+    return demo_trace(tmp_path, "; UnixStartTime: 1000000000\n")
 
 
 def chart_spec(page: str, script_id: str) -> dict:

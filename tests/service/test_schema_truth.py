@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world():  # noqa: ANN201
+def world():
     alice = make_user("alice")
     site = simulated_site()
     trace = ingest_swf(SMALL, name="small", owner=alice)
@@ -26,7 +26,7 @@ def world():  # noqa: ANN201
 
 
 @pytest.fixture
-def schema(world) -> dict[str, Any]:  # noqa: ANN001
+def schema(world) -> dict[str, Any]:
     return api_for(world["alice"]).get("/api/schema/", {"format": "json"}).json()
 
 

@@ -31,6 +31,12 @@ def held_job(site, user, monkeypatch):
     return response.data
 
 
+def held_job_page(site, user, monkeypatch) -> tuple[dict, str]:
+    """A held job of ``user`` and its page as the owner sees it."""
+    job = held_job(site, user, monkeypatch)
+    return job, page_for(user).get(f"/sites/{site.pk}/jobs/{job['id']}/").content.decode()
+
+
 def test_site_page_shows_the_live_status_and_submits_through_the_api(site, alice) -> None:
     page = page_for(alice).get(f"/sites/{site.pk}/").content.decode()
     assert 'id="site-status"' in page and "Live queue" in page
@@ -42,8 +48,7 @@ def test_site_page_shows_the_live_status_and_submits_through_the_api(site, alice
 def test_held_job_page_marks_the_chosen_size_and_offers_release_and_cancel(
     site, alice, monkeypatch
 ) -> None:
-    job = held_job(site, alice, monkeypatch)
-    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{job['id']}/").content.decode()
+    job, page = held_job_page(site, alice, monkeypatch)
     assert "held by Queuecast until" in page and 'id="release-job"' in page
     chosen = [
         c for c in job["decision"]["molding"]["candidates"] if c["procs"] == job["procs_chosen"]
@@ -86,8 +91,7 @@ def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
 def test_held_job_page_says_it_waits_for_its_hold_and_what_releasing_it_now_gives(
     site, alice, monkeypatch
 ) -> None:
-    job = held_job(site, alice, monkeypatch)
-    page = page_for(alice).get(f"/sites/{site.pk}/jobs/{job['id']}/").content.decode()
+    job, page = held_job_page(site, alice, monkeypatch)
     assert 'id="why"' in page and "It is held by the hold queue for" in page
     assert "Released now instead, it would start" in page
     assert 'href="/glossary/#why-it-waits"' in page

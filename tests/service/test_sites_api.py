@@ -12,14 +12,17 @@ from django.utils import timezone
 from holdqueue.core.backends.base import BackendUnavailable
 from holdqueue.models import SimulatedSubmission, SiteJob
 from holdqueue.services import backends as bk
-from holdqueue.services import predict as site_predict
 from holdqueue.services.sweep import release_due
 from tests.service.test_sites_support import (
     FakePredictor,
     api_for,
+    install_answers,
     job_body,
     make_user,
     simulated_site,
+)
+from tests.service.test_sites_support import (
+    held as held_row,
 )
 
 pytestmark = pytest.mark.django_db
@@ -296,18 +299,7 @@ def test_a_broker_that_is_down_loses_no_held_job(
 def test_a_lost_submission_is_held_again_and_released_once(site, alice, settings) -> None:
     from holdqueue.services.sweep import reconcile_submitting
 
-    job = SiteJob.objects.create(
-        site=site,
-        owner=alice,
-        name="lost",
-        script="#!/bin/sh\n",
-        procs_requested=2,
-        procs_chosen=2,
-        time_limit_s=60,
-        state=SiteJob.SUBMITTING,
-        arrived_at=timezone.now(),
-        release_at=timezone.now(),
-    )
+    job = held_row(site, alice, name="lost", script="#!/bin/sh\n", state=SiteJob.SUBMITTING)
     settings.QUEUECAST_SUBMIT_LEASE_S = 0
     assert reconcile_submitting() == 1  # nothing carries its tag: it never reached the backend
     job.refresh_from_db()
@@ -336,7 +328,7 @@ def test_the_future_candidates_see_the_site_advanced_to_their_arrival(site, alic
         seen.append((snapshot.time_s, snapshot.known_at_s, batch.submit_s.copy()))
         return fake(site_, snapshot, batch)
 
-    monkeypatch.setattr(site_predict, "predict_requests_for_site", recording)
+    install_answers(monkeypatch, recording)
     job = post_job(api_for(alice), site).data
     assert job["state"] == "held"
     future = [(t, known, submit) for t, known, submit in seen if (submit > known + 1e-6).all()]

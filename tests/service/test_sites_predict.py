@@ -147,25 +147,9 @@ def test_import_sacct_unknown_site(tmp_path) -> None:
 
 def test_create_site_command_makes_a_simulated_site() -> None:
     simulated_site(name="first")
-    call_command(
-        "create_site",
-        "demo-sim",
-        "--backend",
-        "simulated",
-        "--trace",
-        "demo-lublin",
-        "--config",
-        '{"speed": 5}',
-    )
-    call_command(
-        "create_site",
-        "demo-sim",
-        "--backend",
-        "simulated",
-        "--trace",
-        "demo-lublin",
-        "--if-missing",
-    )
+    create = ["create_site", "demo-sim", "--backend", "simulated", "--trace", "demo-lublin"]
+    call_command(*create, "--config", '{"speed": 5}')
+    call_command(*create, "--if-missing")  # exists: nothing to do, no error
     with pytest.raises(CommandError, match="no such trace"):
         call_command("create_site", "x", "--backend", "simulated", "--trace", "nope")
     assert SiteJob.objects.count() == 0
@@ -180,7 +164,7 @@ def test_site_model_is_fitted_once_for_every_process_and_not_counted_on_each_cal
     with django_assert_num_queries(0):  # no history count, no fit
         assert site_predict.site_model(site) is first
 
-    def no_fit(site):  # noqa: ANN001, ANN202
+    def no_fit(site):
         raise AssertionError("fitted again")
 
     monkeypatch.setattr(site_predict, "_fit", no_fit)

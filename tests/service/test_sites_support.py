@@ -1,5 +1,5 @@
 """Helpers for the live-site tests (no tests here): sites on the simulated backend, a
-controllable predictor at the one seam the decisions use, API clients."""
+controllable predictor at the one seam the decisions use (``site_answers``), API clients."""
 
 from __future__ import annotations
 
@@ -21,7 +21,15 @@ from traces.core.swf import write_swf
 from traces.models import Trace
 from traces.services.ingest import ingest_swf
 
-__all__ = ["FakePredictor", "api_for", "demo_trace", "held", "make_user", "simulated_site"]
+__all__ = [
+    "FakePredictor",
+    "api_for",
+    "demo_trace",
+    "held",
+    "install_answers",
+    "make_user",
+    "simulated_site",
+]
 
 
 @lru_cache(maxsize=1)
@@ -78,8 +86,31 @@ class FakePredictor:
         return FakeAnswers(wait.astype(float), [one] * len(batch))
 
     def install(self, monkeypatch) -> FakePredictor:
-        monkeypatch.setattr(site_predict, "predict_requests_for_site", self)
+        install_answers(monkeypatch, self)
         return self
+
+
+@dataclass(frozen=True)
+class SeamPredictor:
+    """What ``site_predict.site_answers`` hands the arrival decision, answered by ``answer``
+    (called as ``answer(site, snapshot, batch)``, returning ``wait_s`` and ``runtimes``)."""
+
+    site: Any
+    answer: Any
+
+    def predict(self, snapshot: Any, batch: Any) -> tuple[np.ndarray, list[RangeSet]]:
+        got = self.answer(self.site, snapshot, batch)
+        return got.wait_s, got.runtimes
+
+    def runtimes(self, snapshot: Any, batch: Any) -> list[RangeSet]:
+        return self.answer(self.site, snapshot, batch).runtimes
+
+
+def install_answers(monkeypatch, answer: Any) -> None:
+    """Stub the one seam the live decisions use: the site's plain predictor."""
+    monkeypatch.setattr(
+        site_predict, "site_answers", lambda site, history=None: SeamPredictor(site, answer)
+    )
 
 
 def job_body(**extra: Any) -> dict[str, Any]:

@@ -8,12 +8,10 @@ worker on the same Redis picks the message up.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.service.traces_support import SMALL, SMALL_JOBS, api_for, make_user, post_trace
-from tests.worker_support import REAL_WORKER_MARKS, celery_worker
+from tests.worker_support import REAL_WORKER_MARKS, celery_worker, wait_until_over
 from traces.models import Job, Trace
 
 pytestmark = REAL_WORKER_MARKS
@@ -27,21 +25,11 @@ def worker(tmp_path, settings):
         yield log
 
 
-def wait_until_finished(trace_id: int) -> Trace:
-    deadline = time.monotonic() + TIMEOUT_S
-    while time.monotonic() < deadline:
-        trace = Trace.objects.get(pk=trace_id)
-        if trace.status in ("done", "failed"):
-            return trace
-        time.sleep(0.5)
-    return Trace.objects.get(pk=trace_id)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_real_worker_ingests_an_upload_end_to_end(worker) -> None:
     response = post_trace(api_for(make_user("alice")), SMALL, name="via-worker")
     assert response.status_code == 202
-    trace = wait_until_finished(response.data["id"])
+    trace = wait_until_over(Trace, response.data["id"], TIMEOUT_S)
     log = worker.read_text(errors="replace")
     log_tail = log[-3000:]
     assert trace.status == "done", (

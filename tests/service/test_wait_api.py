@@ -10,7 +10,7 @@ import pytest
 from predictor.models import EvaluationRun
 from predictor.services import predict as predict_service
 from tests.core.wait_fakes import make_jobs
-from tests.service.traces_support import api_for, make_user
+from tests.service.traces_support import api_for, demo_trace, make_user
 from traces.core.swf import format_jobs
 from traces.services import ingest_swf
 
@@ -19,10 +19,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def trace(tmp_path: Path):
-    path = tmp_path / "demo.swf"
-    path.write_text("; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
     predict_service.BUNDLES.clear()
-    return ingest_swf(path, name="demo")
+    return demo_trace(tmp_path)
 
 
 def job(trace, **changes):
@@ -205,7 +203,7 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     bundle = predict_service.bundle_for(trace)
     assert "_recent_scorer" not in vars(bundle)
 
-    def no_rows(rows, progress=None):  # noqa: ANN001, ANN202
+    def no_rows(rows, progress=None):
         raise AssertionError(f"predicted {len(rows)} rows again")
 
     monkeypatch.setattr(bundle.wait, "predict_rows", no_rows)

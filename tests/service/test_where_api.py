@@ -21,7 +21,7 @@ def fresh_models():
     site_predict._MODELS.clear()
 
 
-def ask(who, **body):  # noqa: ANN001, ANN003, ANN201
+def ask(who, **body):
     return api_for(who).post("/api/predict/", {"procs": 8, "time_limit_s": 3600, **body},
                               format="json")  # fmt: skip
 

@@ -10,6 +10,7 @@ at 1 h: "28 instead of 64 processors starts about 2 h sooner". No time limit sta
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -78,7 +79,7 @@ def test_site_answer_explains_its_live_queue_with_a_backfill_hole(monkeypatch):
     site_predict._MODELS.clear()
     real = site_predict.snapshot_now
 
-    def crafted(site, when):  # noqa: ANN001, ANN202
+    def crafted(site, when):
         snap, jobs = real(site, when)
         now = bk.site_seconds(site, when)
         live = [
@@ -103,7 +104,8 @@ def test_site_answer_explains_its_live_queue_with_a_backfill_hole(monkeypatch):
     site_predict._MODELS.clear()
 
 
-def test_predict_page_shows_why_it_waits_with_the_jobs_ahead_and_the_change(tmp_path: Path):
+def crafted_trace_page(tmp_path: Path) -> tuple[Any, Any, float]:
+    """The crafted log stored as a trace, a browser logged in, the log's instant."""
     from django.test import Client
 
     log, t = crafted_log()
@@ -113,6 +115,11 @@ def test_predict_page_shows_why_it_waits_with_the_jobs_ahead_and_the_change(tmp_
     trace = ingest_swf(path, name="crafted")
     browser = Client()
     browser.force_login(make_user("alice"))
+    return trace, browser, t
+
+
+def test_predict_page_shows_why_it_waits_with_the_jobs_ahead_and_the_change(tmp_path: Path):
+    trace, browser, t = crafted_trace_page(tmp_path)
     assert trace.last_submit_s == t  # a blank instant is the last submission
     query = {"trace": trace.pk, "procs": 64, "time_limit": "1h", "user_id": 2, "queue_id": 1,
              "confidence": 0.9}  # fmt: skip
@@ -138,15 +145,7 @@ def test_the_glossary_states_the_saving_threshold_the_code_applies():
 def test_predict_page_shows_both_methods_and_warns_when_no_better_than_zero_or_requested(
     tmp_path: Path, monkeypatch
 ):
-    from django.test import Client
-
-    log, _ = crafted_log()
-    path = tmp_path / "crafted.swf"
-    path.write_text("; MaxProcs: 128\n" + format_jobs(log))
-    predict_service.BUNDLES.clear()
-    trace = ingest_swf(path, name="crafted")
-    browser = Client()
-    browser.force_login(make_user("alice"))
+    trace, browser, _ = crafted_trace_page(tmp_path)
     query = {"trace": trace.pk, "procs": 8, "time_limit": "1h", "user_id": 2, "queue_id": 1,
              "confidence": 0.9}  # fmt: skip
     page = browser.get("/predict/", query).content.decode()

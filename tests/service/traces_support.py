@@ -57,3 +57,14 @@ def binary_file(dest: Path) -> Path:
 
 def database_is_empty() -> bool:
     return not Trace.objects.exists() and not Job.objects.exists()
+
+
+def demo_trace(folder: Path, header: str = "") -> Trace:
+    """500 jobs of ``make_jobs`` on 128 processors stored as the trace ``demo``."""
+    from tests.core.wait_fakes import make_jobs
+    from traces.core.swf import format_jobs
+    from traces.services import ingest_swf
+
+    path = folder / "demo.swf"
+    path.write_text(header + "; MaxProcs: 128\n" + format_jobs(make_jobs(500)))
+    return ingest_swf(path, name="demo")

@@ -15,7 +15,7 @@ from holdqueue.models import SiteHistory, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services.sites import create_site
 from holdqueue.services.sweep import reconcile_submitting, release_due, sync_site
-from tests.service.test_sites_support import FakePredictor, api_for, job_body, make_user
+from tests.service.test_sites_support import FakePredictor, api_for, held, job_body, make_user
 from tests.slurm.conftest import slurm_jobs_tagged, squeue
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db]
@@ -118,17 +118,13 @@ def test_a_crash_between_sbatch_and_the_record_is_reconciled_not_resubmitted(
     slurm_site, slurm_conf, job_name, settings
 ) -> None:
     owner = make_user("alice")
-    job = SiteJob.objects.create(
-        site=slurm_site,
-        owner=owner,
+    job = held(
+        slurm_site,
+        owner,
         name=job_name,
         script="#!/bin/sh\nsleep 30\n",
-        procs_requested=2,
-        procs_chosen=2,
         time_limit_s=120,
         state=SiteJob.SUBMITTING,
-        arrived_at=timezone.now(),
-        release_at=timezone.now(),
     )
     # sbatch accepted the job, then Queuecast died before writing the id down.
     backend_id = bk.backend_for(slurm_site).submit(

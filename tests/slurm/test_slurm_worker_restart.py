@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from holdqueue.models import SiteJob
 from holdqueue.services.jobs import schedule_release
+from tests.service.test_sites_support import held
 from tests.slurm.conftest import slurm_jobs_tagged
 from tests.worker_support import require_real_services, route_to, worker_database_url
 
@@ -121,18 +122,7 @@ def queue():
 
 
 def hold(site, owner, name: str, release_at: dt.datetime) -> SiteJob:
-    job = SiteJob.objects.create(
-        site=site,
-        owner=owner,
-        name=name,
-        script="#!/bin/sh\nsleep 20\n",
-        procs_requested=2,
-        procs_chosen=2,
-        time_limit_s=60,
-        state=SiteJob.HELD,
-        arrived_at=timezone.now(),
-        release_at=release_at,
-    )
+    job = held(site, owner, name=name, script="#!/bin/sh\nsleep 20\n", release_at=release_at)
     schedule_release(job)
     return job
 

@@ -24,6 +24,8 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
+from traces.core.swf_format import FLOAT_FIELDS, SWF_FIELDS
+
 INT32 = (-(2**31), 2**31 - 1)
 # float64 holds every integer in this range exactly, and no integer outside it parses to a
 # value inside it (2**53 + 1 would read as 2**53, so the bound stops one short).
@@ -33,15 +35,8 @@ AMOUNT = EXACT_INT
 # "Unlimited" as archive logs write it (PWA conversions of 32-bit signed/unsigned maxima),
 # and the fields where it means "no value" rather than a duration or an amount.
 UNLIMITED_SENTINELS = (2.0**31 - 1, 2.0**32 - 1)
-UNLIMITED_FIELDS = (
-    "wait_time",
-    "run_time",
-    "avg_cpu_time",
-    "used_memory",
-    "requested_time",
-    "requested_memory",
-    "think_time",
-)
+# Every decimal field but the submit time (a time of day, never "unlimited"), in SWF order.
+UNLIMITED_FIELDS = tuple(f for f in SWF_FIELDS if f in FLOAT_FIELDS and f != "submit_time")
 
 FIELD_RANGES: dict[str, tuple[float, float]] = {
     "job_id": EXACT_INT,

@@ -62,7 +62,10 @@ def ingest_swf(
         if replace:
             Trace.objects.filter(name=name).delete()
         check_quota(owner)
-        trace = _create_running(name, owner, description, lenient, _source_label(source))
+        trace = create_trace_row(
+            name, owner, description, lenient, _source_label(source),
+            status=Status.RUNNING, started_at=timezone.now(),
+        )  # fmt: skip
         _store(trace, parsed, _scaled(progress, PARSE_SHARE, 1.0))
     trace.refresh_from_db()
     return trace
@@ -141,7 +144,11 @@ def read_limits() -> SwfLimits:
     )
 
 
-def _create_running(name: str, owner: Any, description: str, lenient: bool, label: str) -> Trace:
+def create_trace_row(
+    name: str, owner: Any, description: str, lenient: bool, source: str, **state: Any
+) -> Trace:
+    """A trace row in the state ``state`` gives; a name already taken (also by a request
+    racing this one) is a :class:`TraceNameTaken` naming the field."""
     try:
         with transaction.atomic():
             return Trace.objects.create(
@@ -149,9 +156,8 @@ def _create_running(name: str, owner: Any, description: str, lenient: bool, labe
                 owner=owner,
                 description=description,
                 lenient=lenient,
-                source=label,
-                status=Status.RUNNING,
-                started_at=timezone.now(),
+                source=source,
+                **state,
             )
     except IntegrityError:
         raise TraceNameTaken(f"a trace named {name!r} already exists", field="name") from None

@@ -9,15 +9,16 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from queuecast.longrun import Claim, Status, enqueue, execute
 from traces.models import Trace
-from traces.services.errors import TraceFormatError, TraceNameTaken, TraceTooLarge
+from traces.services.errors import TraceFormatError, TraceTooLarge
 from traces.services.ingest import (
     AlreadyIngested,
     check_name_free,
     check_quota,
+    create_trace_row,
     ingest_into,
 )
 
@@ -66,28 +67,14 @@ def accept_upload(
     upload_dir = Path(settings.QUEUECAST_UPLOAD_DIR)
     upload_dir.mkdir(parents=True, exist_ok=True)
     with transaction.atomic():
-        trace = _create_pending(name, owner, description, lenient, upload.name or "")
+        source = f"upload:{upload.name or ''}"[:500]
+        trace = create_trace_row(name, owner, description, lenient, source, status=Status.PENDING)
         path = upload_dir / f"trace-{trace.pk}-{_safe(upload.name or 'upload.swf')}"
         _save(upload, path)
         Trace.objects.filter(pk=trace.pk).update(upload_path=str(path))
         enqueue(trace, INGEST_TASK, on_failure=lambda _why: _forget(trace.pk, path))
     trace.refresh_from_db()
     return trace
-
-
-def _create_pending(name: str, owner: Any, description: str, lenient: bool, filename: str) -> Trace:
-    try:
-        with transaction.atomic():
-            return Trace.objects.create(
-                name=name,
-                owner=owner,
-                description=description,
-                lenient=lenient,
-                source=f"upload:{filename}"[:500],
-                status=Status.PENDING,
-            )
-    except IntegrityError:  # another upload took the name between the check and here
-        raise TraceNameTaken(f"a trace named {name!r} already exists", field="name") from None
 
 
 def _forget(trace_id: int, path: Path) -> None:

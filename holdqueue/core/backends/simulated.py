@@ -241,39 +241,29 @@ class SimulatedBackend(Backend):
         kept = [m for m, d in zip(mine, drop.tolist(), strict=True) if not d]
         n = len(ids)
         for k, m in enumerate(kept):
-            out.append(
-                self._job(
-                    m.backend_id,
-                    m.tag,
-                    m.name,
-                    m.user,
-                    m.procs,
-                    m.time_limit_s * self.speed,
-                    self._sim(m.submit_ts),
-                    starts[n + k],
-                    ends[n + k],
-                    t_now,
-                    cancelled=m.cancel_ts is not None,
-                )
-            )
+            out.append(self._mine(m, starts[n + k], ends[n + k], t_now, m.cancel_ts is not None))
         for m, d in zip(mine, drop.tolist(), strict=True):
-            if d:
-                out.append(
-                    self._job(
-                        m.backend_id,
-                        m.tag,
-                        m.name,
-                        m.user,
-                        m.procs,
-                        m.time_limit_s * self.speed,
-                        self._sim(m.submit_ts),
-                        np.inf,
-                        self._sim(m.cancel_ts),
-                        t_now,
-                        cancelled=True,
-                    )
-                )
+            if d:  # cancelled before it started: it never ran
+                out.append(self._mine(m, np.inf, self._sim(m.cancel_ts), t_now, True))
         return out
+
+    def _mine(
+        self, m: SimSubmission, start: float, end: float, t_now: float, cancelled: bool
+    ) -> BackendJob:
+        """One of our submissions as the batch system reports it (simulated clock)."""
+        return self._job(
+            m.backend_id,
+            m.tag,
+            m.name,
+            m.user,
+            m.procs,
+            m.time_limit_s * self.speed,
+            self._sim(m.submit_ts),
+            start,
+            end,
+            t_now,
+            cancelled=cancelled,
+        )
 
     def _run(self, bg, sub, run, est, procs) -> tuple[np.ndarray, np.ndarray]:
         submit = np.concatenate([bg["submit"], sub])

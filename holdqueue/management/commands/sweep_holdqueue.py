@@ -3,23 +3,13 @@ sync sites. ``scripts/serve`` runs it with ``--loop`` in the embedded mode (no b
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
 from holdqueue.services.sweep import sweep
 from holdqueue.services.sweeper import sweep_forever
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+from queuecast.heartbeat import pid_exists
 
 
 class Command(BaseCommand):
@@ -40,7 +30,9 @@ class Command(BaseCommand):
             self.stdout.write(f"hold-queue sweep every {opts['every']:g} s (Ctrl-C stops)")
             parent = opts["parent_pid"]
             try:
-                sweep_forever(opts["every"], stop=None if parent is None else lambda: gone(parent))
+                sweep_forever(
+                    opts["every"], stop=None if parent is None else lambda: not pid_exists(parent)
+                )
             except KeyboardInterrupt:
                 return
         else:

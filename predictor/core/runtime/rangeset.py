@@ -36,10 +36,10 @@ class RangeSet:
 
     @property
     def point_s(self) -> float:
-        """``sum_i p_i x (low_i + high_i) / 2`` (seed: weighted sum of range medians)."""
+        """The given ``point``, else :func:`weighted_midpoint` of the ranges."""
         if self.point is not None:
             return self.point
-        return float(np.sum(self.probability * (self.low_s + self.high_s) / 2.0))
+        return weighted_midpoint(self.low_s, self.high_s, self.probability)
 
     @property
     def length_s(self) -> float:
@@ -47,6 +47,14 @@ class RangeSet:
 
     def contains(self, value: float) -> bool:
         return bool(np.any((self.low_s <= value) & (value <= self.high_s)))
+
+
+def weighted_midpoint(low: np.ndarray, high: np.ndarray, prob: np.ndarray) -> float:
+    """``sum_i p_i (l_i + u_i) / 2``: a rangeSet's point value (seed "End-to-End
+    Predictions-Based Resource Management Framework for Supercomputer Jobs", Section IV-B:
+    "the weighted sum of the medians of the ranges"). Arrays (N,), seconds; the one copy of
+    the rule (``RangeSet.point_s``, ``jobmolding.core.score.point_prediction``)."""
+    return float(np.sum(prob * (low + high) / 2.0))
 
 
 def relevant_count(runtimes_recent_first: np.ndarray, start: int = 10, overlap: float = 0.9) -> int:

@@ -39,7 +39,7 @@ class QueueRows:
     chunk_max: np.ndarray
 
     @classmethod
-    def build(cls, rows: np.ndarray, starts: np.ndarray, summary: np.ndarray, wait: np.ndarray):  # noqa: ANN206
+    def build(cls, rows: np.ndarray, starts: np.ndarray, summary: np.ndarray, wait: np.ndarray):
         x = np.ascontiguousarray(summary[rows])
         n_chunks = len(rows) // CHUNK
         full = x[: n_chunks * CHUNK].reshape(n_chunks, CHUNK, x.shape[1])

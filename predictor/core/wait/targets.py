@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,19 @@ class TargetState:
     wait_count: np.ndarray
     run_count: np.ndarray
     values: Callable[[int], list[np.ndarray]]
+
+    @classmethod
+    def rows_of(
+        cls, columns: Any, index: np.ndarray, values: Callable[[int], list[np.ndarray]]
+    ) -> TargetState:
+        """Rows ``index`` of ``columns``' four state columns (a sweep or a target state)."""
+        return cls(
+            summary=columns.summary[index],
+            hist=columns.hist[index],
+            wait_count=columns.wait_count[index],
+            run_count=columns.run_count[index],
+            values=values,
+        )
 
 
 @dataclass(frozen=True)
@@ -87,13 +101,7 @@ class WaitTargets:
 
         def state() -> TargetState:
             s = self._state
-            return TargetState(
-                summary=s.summary[index],
-                hist=s.hist[index],
-                wait_count=s.wait_count[index],
-                run_count=s.run_count[index],
-                values=lambda k: s.values(int(index[k])),
-            )
+            return TargetState.rows_of(s, index, lambda k: s.values(int(index[k])))
 
         return WaitTargets(
             requests=self.requests.take(index),
@@ -111,13 +119,7 @@ class WaitTargets:
         sweep = ctx.state
 
         def state() -> TargetState:
-            return TargetState(
-                summary=sweep.summary[rows],
-                hist=sweep.hist[rows],
-                wait_count=sweep.wait_count[rows],
-                run_count=sweep.run_count[rows],
-                values=lambda k: sweep.hist_values(int(rows[k])),
-            )
+            return TargetState.rows_of(sweep, rows, lambda k: sweep.hist_values(int(rows[k])))
 
         return cls(
             requests=RequestBatch.from_jobs(ctx.jobs.iloc[rows]),

@@ -18,14 +18,14 @@ from predictor.core.why.queue import QueueState
 
 def start_of(state: QueueState, procs: int, estimate_s: float) -> float:
     """Predicted start (absolute seconds) of a request of ``procs`` for ``estimate_s``."""
-    from pyss_adapter.core.start_estimate import forward_easy_wait
+    from pyss_adapter.core.start_estimate import forward_easy
 
     procs = int(min(max(procs, 1), state.machine_procs))
     running = list(zip((state.now_s + state.remaining_s()).tolist(),
                        state.running_procs.tolist(), strict=True))  # fmt: skip
     queue = list(zip(state.queue_procs.tolist(), state.queue_estimate_s.tolist(), strict=True))
     queue.append((procs, max(float(estimate_s), 1.0)))
-    return state.now_s + forward_easy_wait(
+    return state.now_s + forward_easy(
         state.now_s, running, queue, len(queue) - 1, state.machine_procs
     )
 

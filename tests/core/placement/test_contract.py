@@ -63,6 +63,23 @@ def test_placement_is_deterministic_for_a_seed(name: str) -> None:
     assert first == json.dumps(_run(name).placement, sort_keys=True)
 
 
+class _Spy:
+    """A placement that forwards everything to ``inner``; ``on_start`` runs
+    ``start(inner, engine, j, now)``, which places the job and checks around it."""
+
+    def __init__(self, inner, start):
+        self.inner, self.start = inner, start
+
+    def __getattr__(self, key):
+        return getattr(self.inner, key)
+
+    def on_start(self, engine, j, now):
+        self.start(self.inner, engine, j, now)
+
+    def on_finish(self, engine, j, now):
+        self.inner.on_finish(engine, j, now)
+
+
 def _cluster_names() -> list[str]:
     return [n for n in PLACEMENT_NAMES if make_placement(n).framing == "cluster"]
 
@@ -75,21 +92,11 @@ def test_cluster_slots_never_overflow_and_pieces_sum_to_the_job(name: str) -> No
     usage = usage_for_jobs(jobs, model="constant")
     seen = []
 
-    class Spy:
-        def __init__(self, inner):
-            self.inner = inner
+    def record(inner, engine, j, now):
+        inner.on_start(engine, j, now)
+        seen.append((sum(inner.free), engine.free, list(inner.free)))
 
-        def __getattr__(self, key):
-            return getattr(self.inner, key)
-
-        def on_start(self, engine, j, now):
-            self.inner.on_start(engine, j, now)
-            seen.append((sum(self.inner.free), engine.free, list(self.inner.free)))
-
-        def on_finish(self, engine, j, now):
-            self.inner.on_finish(engine, j, now)
-
-    spy = Spy(p)
+    spy = _Spy(p, record)
     result = replay_jobs(jobs, placement=spy, usage=usage, cores_per_node=(8, "given"))
     assert result.placement["cluster"]["nodes"] == 3
     for total, free, per_node in seen:
@@ -111,26 +118,18 @@ def test_pool_nodes_pass_their_fit_test_and_close_when_empty(name: str) -> None:
     usage = usage_for_jobs(jobs, model="beta")
     checked = []
 
-    class Spy:
-        def __init__(self, inner):
-            self.inner = inner
+    def check(inner, engine, j, now):
+        in_use = {n for n in range(len(inner.sums)) if n not in inner.closed}
+        first = len(inner.log.job)
+        inner.on_start(engine, j, now)
+        new = sorted({inner.log.node[i] for i in range(first, len(inner.log.job))} - in_use)
+        free_ids = sorted(set(range(len(inner.sums))) - in_use)
+        assert new == free_ids[: len(new)]
+        for s in inner.sums:
+            assert s[3] == 0 or inner.estimator.size(*s) <= inner.pool_cores + 1e-9
+        checked.append(j)
 
-        def __getattr__(self, key):
-            return getattr(self.inner, key)
-
-        def on_start(self, engine, j, now):
-            inner = self.inner
-            in_use = {n for n in range(len(inner.sums)) if n not in inner.closed}
-            first = len(inner.log.job)
-            inner.on_start(engine, j, now)
-            new = sorted({inner.log.node[i] for i in range(first, len(inner.log.job))} - in_use)
-            free_ids = sorted(set(range(len(inner.sums))) - in_use)
-            assert new == free_ids[: len(new)]
-            for s in inner.sums:
-                assert s[3] == 0 or inner.estimator.size(*s) <= inner.pool_cores + 1e-9
-            checked.append(j)
-
-    replay_jobs(jobs, placement=Spy(p), usage=usage, cores_per_node=(8, "given"))
+    replay_jobs(jobs, placement=_Spy(p, check), usage=usage, cores_per_node=(8, "given"))
     assert len(checked) == len(jobs)
     assert sorted(p.closed) == list(range(len(p.sums)))  # all closed at the end
     assert all(abs(s[3]) == 0 for s in p.sums)

@@ -1,0 +1,117 @@
+"""The predictor a live site decides with: the site's fitted bundle (``predictor.core.bundle``)
+answering on the site's live snapshot, each new request's wait the later of the history
+estimate and the queue-based start (``future.headline_start_s``, docs/sites.md).
+
+Queue-based starts: EASY run forward on the site's current queue with the bundle's
+predicted runtimes (``future.forward_starts``), like ``squeue --start`` or Moab's
+``showstart`` but with predicted rather than requested runtimes. Each running job ends at
+its predicted end (start + the point of its runtime rangeSet, capped by its time limit);
+each queued job runs its predicted runtime and the scheduler plans with its time limit. A
+new request is queued after every waiting job.
+
+Plain data in, plain data out: the site's service loads the bundle, the snapshot and the
+history once and hands this object to ``arrival.decide_arrival`` (the replay hands it a
+``replay_bundle.ReplayBundle``), so the decision never calls back into the service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from jobmolding.core.future import forward_starts, headline_start_s, predicted_ends
+from predictor.core.bundle import RequestAnswer, predict_requests
+from predictor.core.response import response_rangeset
+from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.state.request import RequestBatch
+from predictor.core.state.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from predictor.core.bundle import FittedBundle
+
+
+@dataclass(frozen=True)
+class QueueAnswer(RequestAnswer):
+    """A live answer: ``wait_s`` is the headline; the two figures it comes from beside it."""
+
+    history_wait_s: float = 0.0
+    queue_wait_s: float | None = None
+
+
+def _points(bundle: FittedBundle, snapshot: Snapshot, batch: RequestBatch) -> np.ndarray:
+    if len(batch) == 0:
+        return np.zeros(0)
+    snap = replace(snapshot, history=bundle.jobs)
+    return np.array([r.point_s for r in bundle.runtime.predict(snap, batch).ranges], float)
+
+
+def queue_starts(
+    bundle: FittedBundle,
+    snapshot: Snapshot,
+    requests: RequestBatch | None = None,
+    requests_run_s: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(start of each waiting job, start of each request), site seconds. Each request is
+    queued alone after every waiting job (candidates never wait behind each other) and
+    starts no earlier than its own arrival."""
+    run, wait = snapshot.running, snapshot.waiting
+    ends = predicted_ends(snapshot, _points(bundle, snapshot, run.requests))
+    waiting_run = _points(bundle, snapshot, wait.requests)
+    start, _ = forward_starts(snapshot, ends, waiting_run)
+    n_run, n_wait = len(run), len(wait)
+    mine = np.zeros(0 if requests is None else len(requests))
+    for k in range(mine.size):
+        one = requests.take(np.array([k]))  # type: ignore[union-attr]
+        run_k = np.array([float(requests_run_s[k])])  # type: ignore[index]
+        s_k, _ = forward_starts(snapshot, ends, waiting_run, one, run_k)
+        mine[k] = max(float(s_k[n_run + n_wait]), float(one.submit_s[0]))
+    return start[n_run : n_run + n_wait], mine
+
+
+def with_queue(
+    bundle: FittedBundle, snapshot: Snapshot, answers: list[RequestAnswer]
+) -> list[RequestAnswer]:
+    """Each new request's answer with its queue-based start and the headline wait (the later
+    of the history estimate and the queue-based start). Jobs already queued or running
+    (submitted before the snapshot) keep the history answer: only their runtimes are asked
+    for."""
+    new = [k for k, a in enumerate(answers) if a.request.submit_s >= snapshot.time_s - 1.0]
+    if not new:
+        return answers
+    batch = RequestBatch.of([answers[k].request for k in new])
+    points = np.array([answers[k].runtime.point_s for k in new])
+    _, starts = queue_starts(bundle, snapshot, batch, points)
+    out = list(answers)
+    for k, start in zip(new, starts, strict=True):
+        a = answers[k]
+        queue_wait = max(float(start) - a.request.submit_s, 0.0)
+        wait = headline_start_s(a.wait_s, queue_wait)
+        out[k] = QueueAnswer(
+            **{**vars(a), "wait_s": wait, "response": response_rangeset(a.runtime, wait)},
+            history_wait_s=a.wait_s,
+            queue_wait_s=queue_wait,
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class LiveBundle:
+    """A site's fitted bundle as the arrival decision asks for it (``ArrivalPredictor``)."""
+
+    bundle: FittedBundle
+
+    def answers(self, snapshot: Snapshot, requests: RequestBatch) -> list[RequestAnswer]:
+        """``predict_requests`` on the snapshot (the fitted history), with queue starts."""
+        snap = replace(snapshot, history=self.bundle.jobs)
+        return with_queue(self.bundle, snapshot, predict_requests(self.bundle, snap, requests))
+
+    def predict(
+        self, snapshot: Snapshot, requests: RequestBatch
+    ) -> tuple[np.ndarray, list[RangeSet]]:
+        answers = self.answers(snapshot, requests)
+        return np.array([a.wait_s for a in answers], float), [a.runtime for a in answers]
+
+    def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
+        return [a.runtime for a in self.answers(snapshot, requests)]
