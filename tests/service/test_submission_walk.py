@@ -5,12 +5,15 @@ fit must reuse the submission's read) and on one whose bundle is already fitted.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 from collections import Counter
 from typing import Any
 
 import pytest
 
+import holdqueue
 from holdqueue.services import backends as bk
 from holdqueue.services import history
 from tests.service.test_sites_support import api_for, job_body, simulated_site
@@ -19,7 +22,14 @@ pytestmark = pytest.mark.django_db
 
 
 def spy_on(monkeypatch, calls: Counter, module: Any, name: str) -> None:
-    """Count calls of ``module.name``, under every name a loaded module imported it as."""
+    """Count calls of ``module.name``, under every name a holdqueue module imported it as.
+
+    Every holdqueue module is imported first: one first imported during the request would
+    bind the spy by ``from ... import`` and keep it after the spy is undone.
+    """
+    for info in pkgutil.walk_packages(holdqueue.__path__, "holdqueue."):
+        if ".migrations" not in info.name and ".management" not in info.name:
+            importlib.import_module(info.name)
     real = getattr(module, name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
