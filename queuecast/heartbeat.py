@@ -18,6 +18,8 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from queuecast.slot_wait import pid_exists  # stdlib-only module: the run waiter's own check
+
 logger = logging.getLogger(__name__)
 HOST = socket.gethostname()
 
@@ -35,17 +37,6 @@ def process_start(pid: int) -> str:
 def worker_id(pid: int | None = None) -> str:
     pid = os.getpid() if pid is None else pid
     return f"{HOST}:{pid}:{process_start(pid)}"
-
-
-def pid_exists(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this host (another user's counts as existing)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def process_gone(worker: str) -> bool:

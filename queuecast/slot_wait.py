@@ -42,7 +42,7 @@ def first_in_line(queue: str, ticket: str) -> bool:
         path = os.path.join(queue, name)
         if path == ticket:
             return True
-        if alive(int(name.rsplit("-", 1)[1])):
+        if pid_exists(int(name.rsplit("-", 1)[1])):
             return False
         try:
             os.unlink(path)
@@ -51,7 +51,8 @@ def first_in_line(queue: str, ticket: str) -> bool:
     return True
 
 
-def alive(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (another user's counts as existing)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
