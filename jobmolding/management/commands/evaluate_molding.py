@@ -2,7 +2,8 @@
 
 python manage.py evaluate_molding (TRACE_NAME | --swf PATH)
     [--strategies baseline,molding,delay] [--runtime-model paper|downey] [--sigma 1.0]
-    [--seed 0] [--tune-fraction 0.2] [--json FILE] [--plots DIR]
+    [--seed 0] [--tune-fraction 0.2] [--guard auto|0..1] [--work-limit 1]
+    [--wait-method sim] [--runtime-method rangeset] [--json FILE] [--plots DIR]
 """
 
 from __future__ import annotations
