@@ -34,6 +34,7 @@ class AdviceConfigFields(serializers.Serializer):
     """Advice settings any site may carry (``holdqueue.services.decide.advice_config``)."""
 
     guard = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    work_limit = serializers.FloatField(min_value=1.0, required=False)
     speedup_sigma = serializers.FloatField(min_value=0.0, max_value=100.0, required=False)
     speedup_a = serializers.FloatField(min_value=1.0, required=False, allow_null=True)
 

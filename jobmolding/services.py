@@ -45,6 +45,7 @@ class MoldingSettings:
     wait_method: str = "sim"
     runtime_method: str = "rangeset"
     guard: float | None = None
+    work_limit: float = 1.0
 
     def __post_init__(self) -> None:
         try:
@@ -83,9 +84,20 @@ class MoldingSettings:
                 field="guard",
             )
 
+        if math.isnan(self.work_limit) or self.work_limit < 1.0:
+            raise InvalidInput(
+                f"work_limit must be >= 1 (1: a molded job never does more CPU work; inf: "
+                f"the seed's rule); got {self.work_limit}",
+                field="work_limit",
+            )
+
     def params(self) -> MoldingParams:
         return MoldingParams(
-            runtime_model=self.runtime_model, sigma=self.sigma, seed=self.seed, guard=self.guard
+            runtime_model=self.runtime_model,
+            sigma=self.sigma,
+            seed=self.seed,
+            guard=self.guard,
+            work_limit=self.work_limit,
         )
 
 

@@ -64,7 +64,9 @@ def decide(
     cands = speedup_candidates(
         request.procs, sizes, request.req_time_s, conf["limit_s"], conf["sigma"], conf["a"]
     )
-    rules = ArrivalRules(mold=mold_job, delay=allow_delay, guard=conf["guard"])
+    rules = ArrivalRules(
+        mold=mold_job, delay=allow_delay, guard=conf["guard"], work_limit=conf["work_limit"]
+    )
     d = decide_arrival(snapshot, request, cands, predictor, rules)
     release = d.release_s(snapshot.time_s)
     limit = float(cands.req_time_s[int(np.flatnonzero(cands.procs == d.procs)[0])])
@@ -74,13 +76,15 @@ def decide(
 
 def advice_config(site) -> dict[str, Any]:
     """The site's advice settings (``config``): ``guard`` (chosen on its tuning part with
-    ``evaluate_molding --guard auto`` on its history; 0: none), Downey's ``speedup_sigma``
+    ``evaluate_molding --guard auto`` on its history; 0: none), ``work_limit`` (the most CPU
+    work a molded size may do against the original; 1: never more), Downey's ``speedup_sigma``
     (1) and ``speedup_a`` (average parallelism; None: the job's own size), and the
     longest time limit a molded job may ask for (the service's limit)."""
     config = getattr(site, "config", None) or {}
     return {
         "model": "downey",
         "guard": float(config.get("guard", 0.0)),
+        "work_limit": float(config.get("work_limit", 1.0)),
         "sigma": float(config.get("speedup_sigma", 1.0)),
         "a": config.get("speedup_a"),
         "limit_s": float(getattr(settings, "QUEUECAST_MAX_TIME_LIMIT_S", 30 * 86400)),

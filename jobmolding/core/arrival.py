@@ -10,6 +10,12 @@ object that answers on it (a bundle fitted on the simulated past, the site's bun
    job's *own* predicted rangeSet times the speed-up model's factor (``factors``, work
    conserving), or, without factors (the seed's ``paper`` model), each size's own
    prediction.
+   Under a work-conserving model a candidate that would do more CPU work than the original
+   size (``n f_n > work_limit x n0``; under Downey with ``A = n0`` every larger size) is not
+   offered (:func:`within_work`): the job's own predicted gain does not count the
+   processor-time it takes from the jobs behind it, and on every shared log those
+   expansions cost the other jobs more than they gained (docs/results.md, "Advice that
+   never hurts").
 2. Guard: a molded size is kept only when its predicted response beats the original's by
    more than ``guard`` (a share of the original's response); otherwise the original size.
    A hold must likewise gain more than ``max(threshold, guard)``; a guard of 1 never molds
@@ -64,10 +70,13 @@ class ArrivalRules:
     threshold: float = DELAY_THRESHOLD
     merge_fraction: float = MERGE_FRACTION
     guard: float = 0.0
+    work_limit: float = 1.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.guard <= 1.0:
             raise ValueError(f"guard must be in [0, 1], got {self.guard}")
+        if not self.work_limit >= 1.0:
+            raise ValueError(f"work_limit must be >= 1 (1: never more work), got {self.work_limit}")
 
     @property
     def delay_threshold(self) -> float:
@@ -121,6 +130,17 @@ class ArrivalDecision:
         if self.delayed and self.later is not None:
             out["molding_at_release"] = self.later.as_dict()
         return out
+
+
+def within_work(cands: Candidates, original_procs: int, work_limit: float) -> Candidates:
+    """The candidates whose CPU work is at most ``work_limit`` times the original's:
+    ``n x f_n <= work_limit x n0`` (``f_n`` the runtime factor at size ``n``; the original
+    always stays). Without factors (the seed's ``paper`` model) every candidate stays."""
+    if cands.factors is None or not np.isfinite(work_limit):
+        return cands
+    work = cands.procs * cands.factors / float(original_procs)
+    keep = (work <= work_limit * (1.0 + 1e-9)) | (cands.procs == original_procs)
+    return Candidates(cands.procs[keep], cands.req_time_s[keep], cands.factors[keep])
 
 
 def guarded(d: MoldingDecision, guard: float) -> MoldingDecision:
@@ -178,6 +198,7 @@ def decide_arrival(
     if not rules.mold:
         keep = cands.procs == request.procs
         cands = Candidates(cands.procs[keep], cands.req_time_s[keep], None)
+    cands = within_work(cands, request.procs, rules.work_limit)
     now_s = float(snapshot.time_s)
     now = mold_on(snapshot, request, cands, predictor, rules.guard)
     if not rules.delay:

@@ -52,7 +52,8 @@ STRATEGIES = ("baseline", "molding", "delay")
 @dataclass(frozen=True)
 class MoldingParams:
     """Settings of a molding replay (defaults: the seed's; ``guard`` 0: no guard, None:
-    chosen on the tuning part, ``guard.choose_guard``)."""
+    chosen on the tuning part, ``guard.choose_guard``; ``work_limit``: the most CPU work a
+    molded size may do against the original, ``arrival.within_work``, inf: the seed's)."""
 
     strategy: str = "molding"
     runtime_model: str = "paper"
@@ -64,6 +65,7 @@ class MoldingParams:
     sigma: float = 1.0
     downey_a: float | None = None
     seed: int = 0
+    work_limit: float = 1.0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -76,7 +78,9 @@ class MoldingParams:
     def rules(self, delay: bool) -> ArrivalRules:
         if self.guard is None:
             raise ValueError("guard None means 'choose on the tuning part' (evaluate does)")
-        return ArrivalRules(True, delay, self.threshold, self.merge_fraction, self.guard)
+        return ArrivalRules(
+            True, delay, self.threshold, self.merge_fraction, self.guard, self.work_limit
+        )
 
 
 class ReplayPredictor(ArrivalPredictor, Protocol):

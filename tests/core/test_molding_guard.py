@@ -4,13 +4,17 @@ part only (``jobmolding.core.arrival.guarded``, ``jobmolding.core.guard``)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from jobmolding.core.arrival import ArrivalRules, guarded
+from jobmolding.core.arrival import ArrivalRules, Candidates, decide_arrival, guarded, within_work
+from jobmolding.core.candidates import speedup_candidates
 from jobmolding.core.choice import choose_size
 from jobmolding.core.guard import GUARDS, choose_guard, choose_hold, tuning_setup
 from jobmolding.core.policy import MoldingParams
 from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.state.request import JobRequest, RequestBatch
+from predictor.core.state.snapshot import ActiveJobs, Snapshot
 from tests.core.test_molding_policy import WARMUP, setup_for
 
 
@@ -100,3 +104,36 @@ def test_evaluate_with_guard_auto_records_the_choices_per_strategy() -> None:
     assert out["delay"]["guard"]["guard"] == out["molding"]["guard"]["guard"]
     assert out["delay"]["guard"]["hold"]["threshold"] in (0.3, 0.5, 0.7, 1.0)
     assert out["params"]["guard"].startswith("chosen on the tuning part")
+
+
+def test_a_candidate_doing_more_work_than_the_original_is_not_offered() -> None:
+    # Downey with A = n0 = 8: shrinking to 4 or 2 saves work, expanding to 16 costs more
+    cands = speedup_candidates(8, np.array([2, 4, 8, 16]), 3600.0, 86400.0, sigma=1.0)
+    work = cands.procs * cands.factors / 8
+    assert work[cands.procs < 8].max() < 1.0 < work[cands.procs == 16][0]
+    kept = within_work(cands, 8, 1.0)
+    assert kept.procs.tolist() == [2, 4, 8]
+    assert kept.req_time_s.tolist() == cands.req_time_s[:3].tolist()
+    assert within_work(cands, 8, float("inf")).procs.tolist() == [2, 4, 8, 16]
+    assert within_work(cands, 8, work[3] + 1e-6).procs.tolist() == [2, 4, 8, 16]
+    with pytest.raises(ValueError, match="work_limit"):
+        ArrivalRules(work_limit=0.9)
+
+
+def test_the_decision_never_expands_a_job_under_the_work_limit() -> None:
+    class LargerIsSooner:  # the larger the size, the shorter the wait: expanding looks best
+        def predict(self, snapshot, requests):
+            return 1000.0 / requests.procs, [point(100.0)] * len(requests)
+
+        def runtimes(self, snapshot, requests):
+            return [point(100.0)] * len(requests)
+
+    empty = ActiveJobs(RequestBatch.of([]), np.zeros(0), np.zeros(0, np.int64))
+    snapshot = Snapshot(0.0, 0.0, empty, empty, pd.DataFrame(), 32)
+    # 16 x 0.8 / 8 = 1.6 times the original's work; 4 x 1.5 / 8 = 0.75
+    cands = Candidates(np.array([4, 8, 16]), np.full(3, 600.0), np.array([1.5, 1.0, 0.8]))
+    request = JobRequest(user=1, procs=8, req_time_s=600.0, submit_s=0.0)
+    limited = decide_arrival(snapshot, request, cands, LargerIsSooner(), ArrivalRules(delay=False))
+    assert limited.procs == 8 and limited.now.procs.tolist() == [4, 8]
+    unlimited = ArrivalRules(delay=False, work_limit=float("inf"))
+    assert decide_arrival(snapshot, request, cands, LargerIsSooner(), unlimited).procs == 16

@@ -101,6 +101,7 @@ def test_same_seed_gives_the_same_figures(tmp_path: Path) -> None:
         (["--runtime-method", "nope"], "--runtime-method"),
         (["--guard", "2"], "--guard"),
         (["--guard", "some"], "--guard"),
+        (["--work-limit", "0.5"], "--work-limit: work_limit must be >= 1"),
     ],
 )
 def test_bad_arguments_name_the_argument_and_store_nothing(tmp_path, args, named) -> None:

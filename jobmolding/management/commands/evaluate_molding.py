@@ -2,7 +2,8 @@
 
 python manage.py evaluate_molding (TRACE_NAME | --swf PATH)
     [--strategies baseline,molding,delay] [--runtime-model paper|downey] [--sigma 1.0]
-    [--seed 0] [--tune-fraction 0.2] [--json FILE] [--plots DIR]
+    [--seed 0] [--tune-fraction 0.2] [--guard auto|0..1] [--work-limit 1]
+    [--wait-method sim] [--runtime-method rangeset] [--json FILE] [--plots DIR]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ ARGUMENT_OF = {
     "tune_fraction": "--tune-fraction",
     "sigma": "--sigma",
     "guard": "--guard",
+    "work_limit": "--work-limit",
     "wait_method": "--wait-method",
     "runtime_method": "--runtime-method",
     "trace": "TRACE_NAME/--swf",
@@ -67,6 +69,13 @@ class Command(BaseCommand):
             help="act only on predicted gains above this share (0-1), or auto: chosen on the "
             "tuning part (default); 0 is the seed's rule",
         )
+        parser.add_argument(
+            "--work-limit",
+            type=float,
+            default=1.0,
+            help="the most CPU work a molded size may do, as a multiple of the original's "
+            "(downey; 1: never more, the default; inf: the seed's rule)",
+        )
         parser.add_argument("--wait-method", default="sim", help="registry wait method")
         parser.add_argument("--runtime-method", default="rangeset", help="registry runtime method")
         parser.add_argument("--json", help="write the figures here")
@@ -99,6 +108,7 @@ class Command(BaseCommand):
                 tune_fraction=opts["tune_fraction"],
                 sigma=opts["sigma"],
                 guard=self._guard(opts["guard"]),
+                work_limit=opts["work_limit"],
                 wait_method=opts["wait_method"],
                 runtime_method=opts["runtime_method"],
             )
