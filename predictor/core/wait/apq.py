@@ -395,8 +395,8 @@ class APQ(WaitEstimator):
     def _predict_group(
         self, idx: HistoryIndex, targets: WaitTargets, lo: int, hi: int, out: _Out
     ) -> None:
-        """Targets ``lo:hi`` share queue, instant and rows before (so one history block) and
-        use summaries only: one batched pass (:mod:`predictor.core.wait.apq_batch`)."""
+        """Targets ``lo:hi`` share queue, instant and rows before (so one history block): one
+        batched pass (:mod:`predictor.core.wait.apq_batch`)."""
         tgt = self._target(targets, lo)
         rows = idx.history(tgt.queue, tgt.t, tgt.n_before)
         if len(rows) < self.params.min_history:
@@ -405,25 +405,32 @@ class APQ(WaitEstimator):
             return
         block = idx.block(tgt.queue, tgt.t, tgt.n_before)
         x_t = targets.summary[lo:hi]
+        chain, _, thr = self.chosen()
+        queue: list[np.ndarray | None] = [None] * (hi - lo)
+        if thr < np.inf:  # as candidates(): distributions where the spread exceeds thr
+            hds = batch.hist_distances_batch(targets.hist[lo:hi], block.hist)
+            out.spreads[lo:hi] = [dist.distribution_spread(hd) for hd in hds]
+            queue = [hd if s > thr else None for hd, s in zip(hds, out.spreads[lo:hi], strict=True)]
         scratch = idx.scratch((2, *block.x.shape))
         dd = batch.combined_distances(
-            x_t, block.x, block.x_min, block.x_max, block.weights, (scratch[0], scratch[1])
+            x_t, block.x, block.x_min, block.x_max, block.weights, (scratch[0], scratch[1]), queue
         )
-        chain = self.chosen()[0]
         answers = self._answers_batch(dd, block.wait, block.x, x_t, block.weights, (chain,))
         for k, answer in enumerate(answers, start=lo):
-            got = self.resolve({"summaries": answer}, np.nan, len(rows))
+            mode = "summaries" if queue[k - lo] is None else "distributions"
+            got = self.resolve({mode: answer}, out.spreads[k], len(rows))
             out.wait_s[k], out.names[k], out.support[k], out.modes[k] = got
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
         """APQ prediction per target; predictor name, support and distance mode per target.
 
         Consecutive targets with the same history (a molding arrival's candidates) are
-        answered together (:meth:`_predict_group`) when only summaries are used."""
+        answered together (:meth:`_predict_group`) unless the histograms are binned per pair
+        (``hist_mode="union"``)."""
         idx = self.index(self.history_.state)
         n = len(targets)
         out = _Out.empty(n)
-        together = self.params.hist_mode != "union" and self.chosen()[2] == np.inf
+        together = self.params.hist_mode != "union"
         q, t, nb = targets.requests.queue, targets.known_at_s, targets.n_before
         step, k = max(1, n // 200), 0
         while k < n:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from predictor.core.state import histograms as hg
 from predictor.core.wait import apq_distance as dist
 
 
@@ -27,6 +28,7 @@ def combined_distances(
     h_max: np.ndarray,
     w: np.ndarray,
     scratch: tuple[np.ndarray, np.ndarray] | None = None,
+    queue_cols: list[np.ndarray | None] | None = None,
 ) -> np.ndarray:
     """(K, m) overall distances ``D`` of K targets (K, 16) to one history (m, 16).
 
@@ -35,8 +37,11 @@ def combined_distances(
     a few features only (the size and the sums it enters), so target 0's (m, 16) matrix is
     computed whole and each other target starts from a copy of it, recomputing only the
     columns whose target value or range differ. ``scratch``: two (m, 16) arrays to reuse
-    (one matrix at a time stays in cache; a (K, m, 16) block would not).
+    (one matrix at a time stays in cache; a (K, m, 16) block would not). ``queue_cols``:
+    per target, the (m, 6) histogram distances that replace features 11-16 (distributions
+    mode, on a copy as the one-target code does), or None (summaries).
     """
+    queue_cols = queue_cols if queue_cols is not None else [None] * len(targets)
     first, other = scratch if scratch is not None else (np.empty_like(history),) * 2
     lo = np.minimum(h_min, targets)
     span = np.maximum(h_max, targets) - lo
@@ -45,7 +50,7 @@ def combined_distances(
     differ[:, 0] = False  # feature 0 is nominal: redone for every target
     base = dist.feature_distances(targets[0], history, h_min, h_max, out=first)
     out = np.empty((len(targets), len(history)))
-    out[0] = dist.combine(base, w)
+    out[0] = _combine(base, w, queue_cols[0])
     for k in range(1, len(targets)):
         d = other if other is not first else np.empty_like(history)
         np.copyto(d, base)
@@ -56,7 +61,31 @@ def combined_distances(
             part[:, ~live[k, cols]] = 0.0
             d[:, cols] = part
         d[:, 0] = history[:, 0] != targets[k, 0]
-        out[k] = dist.combine(d, w)
+        out[k] = _combine(d, w, queue_cols[k])
+    return out
+
+
+def _combine(d: np.ndarray, w: np.ndarray, queue: np.ndarray | None) -> np.ndarray:
+    if queue is None:
+        return dist.combine(d, w)
+    d_mode = d.copy()
+    d_mode[:, dist.QUEUE_FEATURES] = queue
+    return dist.combine(d_mode, w)
+
+
+def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> list[np.ndarray]:
+    """:func:`predictor.core.wait.apq_distance.hist_distances_fixed` of K targets' histograms
+    (K, 6, B) to one history's (m, 6, B), as K (m, 6) arrays. A histogram that equals target
+    0's (every kind but the size for candidate sizes) reuses its column (each column is
+    computed and normalised on its own: the same numbers)."""
+    first = dist.hist_distances_fixed(target_hist[0], history_hist)
+    out = [first]
+    for k in range(1, len(target_hist)):
+        h = first.copy()
+        for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1)):
+            col = hg.chi2_fixed(target_hist[k, j : j + 1], history_hist[:, j : j + 1, :])
+            h[:, j] = dist.normalise_columns(col.astype(float))[:, 0]
+        out.append(h)
     return out
 
 
