@@ -151,6 +151,7 @@ def load(port: int, path: str, token: str, payloads: list[bytes], n: int, second
         "p50 ms": f"{np.percentile(ms, 50):.1f}" if len(ms) else "-",
         "p99 ms": f"{np.percentile(ms, 99):.1f}" if len(ms) else "-",
         "max ms": f"{ms.max():.0f}" if len(ms) else "-",
+        "error kinds": ",".join(sorted(set(errors))) or "-",
     }
 
 

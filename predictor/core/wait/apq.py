@@ -31,6 +31,7 @@ from typing import Any, cast
 import numpy as np
 
 from predictor.core.state.sweep import StateSweep
+from predictor.core.wait import apq_batch as batch
 from predictor.core.wait import apq_distance as dist
 from predictor.core.wait import apq_predictors as pred
 from predictor.core.wait.apq_guard import apply_guard
@@ -67,6 +68,27 @@ class Answer:
     regression: tuple[float, int] | None = None
     wavg: np.ndarray | None = None  # over APQ.ks("spec")
     wmed: np.ndarray | None = None  # over APQ.ks("median")
+
+
+@dataclass
+class _Out:
+    """The per-target answers of one ``_predict`` call, filled in place."""
+
+    wait_s: np.ndarray
+    names: np.ndarray
+    support: np.ndarray
+    modes: np.ndarray
+    spreads: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> _Out:
+        return cls(
+            np.zeros(n),
+            np.empty(n, dtype=object),
+            np.zeros(n, dtype=np.int64),
+            np.empty(n, dtype=object),
+            np.full(n, np.nan),
+        )
 
 
 class APQ(WaitEstimator):
@@ -203,21 +225,69 @@ class APQ(WaitEstimator):
             p.good_mean_d,
             p.good_outlier_ratio,
         )
-        if st.good:
+        return self._finish(d, near, st.good, st.labels, wait, x, x_t, w, chains)
+
+    def _answers_batch(
+        self,
+        dd: np.ndarray,
+        wait: np.ndarray,
+        x: np.ndarray,
+        x_t: np.ndarray,
+        w: np.ndarray,
+        chains: tuple[str, ...],
+    ) -> list[Answer]:
+        """:meth:`_answer` of K targets sharing one history (``dd``: (K, m) distances,
+        ``x_t``: (K, 16)), the nearest points and the structure check batched."""
+        p = self.params
+        m = dd.shape[1]
+        if p.dbscan_min_samples != 2:
+            return [self._answer(dd[k], wait, x, x_t[k], w, chains) for k in range(len(dd))]
+        near = batch.nearest_batch(dd, min(m, int(p.nearest_fraction * m) + p.nearest_extra))
+        st = batch.check_structure_batch(
+            np.take_along_axis(dd, near, axis=1),
+            wait[near],
+            p.dbscan_eps,
+            p.good_no_outlier_mean_d,
+            p.good_mean_d,
+            p.good_outlier_ratio,
+        )
+        labels = np.where(st.outlier, -1, 0)  # only "not noise" is read downstream
+        return [
+            self._finish(dd[k], near[k], st.good[k], labels[k], wait, x, x_t[k], w, chains)
+            for k in range(len(dd))
+        ]
+
+    def _finish(
+        self,
+        d: np.ndarray,
+        near: np.ndarray,
+        good: bool,
+        labels: np.ndarray,
+        wait: np.ndarray,
+        x: np.ndarray,
+        x_t: np.ndarray,
+        w: np.ndarray,
+        chains: tuple[str, ...],
+    ) -> Answer:
+        """The predictors after the structure check: the stddev minimiser on a good
+        structure, else the chain's predictors."""
+        p = self.params
+        if good:
             got = pred.stddev_minimiser(
-                d[near], wait[near], st.labels, p.window_width, p.window_max_start
+                d[near], wait[near], labels, p.window_width, p.window_max_start
             )
             if got is not None:
                 return Answer("stddev", *got)
         answer = Answer("open", None, 0)
+        known = near[np.lexsort((near, d[near]))]  # the nearest, in (D, row) order
         if "spec" in chains:
             radii = np.arange(p.radius_start, p.radius_max + 1e-9, p.radius_step)
             answer.regression = pred.regression(
                 d, x, x_t, wait, w, radii, p.jobs_per_feature, p.ridge_alpha
             )
-            answer.wavg = pred.weighted_average(d, wait, self.ks("spec"))
+            answer.wavg = pred.weighted_average(d, wait, self.ks("spec"), known)
         if "median" in chains:
-            answer.wmed = pred.weighted_median(d, wait, self.ks("median"))
+            answer.wmed = pred.weighted_median(d, wait, self.ks("median"), known)
         return answer
 
     def resolve(
@@ -306,37 +376,89 @@ class APQ(WaitEstimator):
             for thr in thresholds
         ]
 
-    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
-        """APQ prediction per target; predictor name, support and distance mode per target."""
-        ctx = self.history_
-        idx = self.index(ctx.state)
+    def _target(self, targets: WaitTargets, k: int) -> Target:
         union = self.params.hist_mode == "union"
+        return Target(
+            targets.summary[k],
+            targets.hist[k],
+            int(targets.requests.queue[k]),
+            float(targets.known_at_s[k]),
+            int(targets.n_before[k]),
+            targets.values(k) if union else None,
+        )
+
+    def _predict_one(self, idx: HistoryIndex, targets: WaitTargets, k: int, out: _Out) -> None:
+        answers, out.spreads[k], n_hist = self.candidates(idx, self._target(targets, k))
+        got = self.resolve(answers, out.spreads[k], n_hist)
+        out.wait_s[k], out.names[k], out.support[k], out.modes[k] = got
+
+    def _predict_group(
+        self, idx: HistoryIndex, targets: WaitTargets, lo: int, hi: int, out: _Out
+    ) -> None:
+        """Targets ``lo:hi`` share queue, instant and rows before (so one history block): one
+        batched pass (:mod:`predictor.core.wait.apq_batch`)."""
+        tgt = self._target(targets, lo)
+        rows = idx.history(tgt.queue, tgt.t, tgt.n_before)
+        if len(rows) < self.params.min_history:
+            for k in range(lo, hi):
+                self._predict_one(idx, targets, k, out)
+            return
+        block = idx.block(tgt.queue, tgt.t, tgt.n_before)
+        x_t = targets.summary[lo:hi]
+        chain, _, thr = self.chosen()
+        queue: list[np.ndarray | None] = [None] * (hi - lo)
+        if thr < np.inf:  # as candidates(): distributions where the spread exceeds thr
+            hds = batch.hist_distances_batch(targets.hist[lo:hi], block.hist)
+            out.spreads[lo:hi] = [dist.distribution_spread(hd) for hd in hds]
+            queue = [hd if s > thr else None for hd, s in zip(hds, out.spreads[lo:hi], strict=True)]
+        scratch = idx.scratch((2, *block.x.shape))
+        dd = batch.combined_distances(
+            x_t, block.x, block.x_min, block.x_max, block.weights, (scratch[0], scratch[1]), queue
+        )
+        answers = self._answers_batch(dd, block.wait, block.x, x_t, block.weights, (chain,))
+        for k, answer in enumerate(answers, start=lo):
+            mode = "summaries" if queue[k - lo] is None else "distributions"
+            got = self.resolve({mode: answer}, out.spreads[k], len(rows))
+            out.wait_s[k], out.names[k], out.support[k], out.modes[k] = got
+
+    def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
+        """APQ prediction per target; predictor name, support and distance mode per target.
+
+        Consecutive targets with the same history (a molding arrival's candidates) are
+        answered together (:meth:`_predict_group`) unless the histograms are binned per pair
+        (``hist_mode="union"``)."""
+        idx = self.index(self.history_.state)
         n = len(targets)
-        wait_s, support = np.zeros(n), np.zeros(n, dtype=np.int64)
-        names, modes = np.empty(n, dtype=object), np.empty(n, dtype=object)
-        spreads = np.full(n, np.nan)
-        step = max(1, n // 200)
-        for k in range(n):
-            tgt = Target(
-                targets.summary[k],
-                targets.hist[k],
-                int(targets.requests.queue[k]),
-                float(targets.known_at_s[k]),
-                int(targets.n_before[k]),
-                targets.values(k) if union else None,
-            )
-            answers, spreads[k], n_hist = self.candidates(idx, tgt)
-            wait_s[k], names[k], support[k], modes[k] = self.resolve(answers, spreads[k], n_hist)
-            if progress is not None and k % step == 0:
-                progress(k / n)
+        out = _Out.empty(n)
+        together = self.params.hist_mode != "union"
+        q, t, nb = targets.requests.queue, targets.known_at_s, targets.n_before
+        step, k = max(1, n // 200), 0
+        while k < n:
+            end = k + 1
+            while together and end < n and (q[end], t[end], nb[end]) == (q[k], t[k], nb[k]):
+                end += 1
+            if end - k > 1:
+                self._predict_group(idx, targets, k, end, out)
+            else:
+                self._predict_one(idx, targets, k, out)
+            if progress is not None and k // step != end // step:
+                progress(end / n)
+            k = end
         if progress is not None:
             progress(1.0)
+        wait_s, names, support, modes, spreads = (
+            out.wait_s,
+            out.names,
+            out.support,
+            out.modes,
+            out.spreads,
+        )
         extra = {"mode": modes, "spread": spreads}
         if self.params.guard:
             if targets.rows is None:
                 raise ValueError("APQ(guard=True) is an evaluation option: it needs log rows")
             extra["apq_wait_s"] = wait_s
             wait_s, names, extra["guarded"] = apply_guard(
-                ctx, targets.rows, wait_s, names, self.params
+                self.history_, targets.rows, wait_s, names, self.params
             )
         return WaitPrediction(wait_s=wait_s, predictor=names, support=support, extra=extra)

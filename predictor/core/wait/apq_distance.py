@@ -118,7 +118,8 @@ def _gather(
 
 def combine(d: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(m,) overall distance ``sqrt(sum_k w_k d_k / sum_k w_k)``."""
-    return np.sqrt(np.clip(d @ w / w.sum(), 0.0, None))
+    # np.maximum is what np.clip(x, 0.0, None) calls, without its per-call checks
+    return np.sqrt(np.maximum(d @ w / w.sum(), 0.0))
 
 
 def distribution_spread(hist_d: np.ndarray) -> float:

@@ -89,11 +89,27 @@ def regression(
     return (pred, int(inside.sum())) if pred > 0 else None
 
 
-def weighted_average(d: np.ndarray, wait: np.ndarray, ks: tuple[int, ...]) -> np.ndarray:
-    """(len(ks),) ``exp(-D)``-weighted mean wait of the k nearest jobs, for each k."""
-    top = min(max(ks), len(d))
+def nearest_sorted(d: np.ndarray, top: int, known: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``top`` smallest of ``d`` in (D, index) order.
+
+    ``known``: the indices of the ``len(known)`` smallest, already in that order, when the
+    caller has them: their first ``top`` are the answer unless the ``top``-th and the next
+    tie (then ``argpartition`` chooses among the tied, as it always did).
+    """
+    top = min(top, len(d))
+    if known is not None and top < len(known) and d[known[top - 1]] != d[known[top]]:
+        return known[:top]
     near = np.argpartition(d, top - 1)[:top] if top < len(d) else np.arange(len(d))
-    near = near[np.lexsort((near, d[near]))]
+    return near[np.lexsort((near, d[near]))]
+
+
+def weighted_average(
+    d: np.ndarray, wait: np.ndarray, ks: tuple[int, ...], known: np.ndarray | None = None
+) -> np.ndarray:
+    """(len(ks),) ``exp(-D)``-weighted mean wait of the k nearest jobs, for each k.
+    ``known``: see :func:`nearest_sorted`."""
+    top = min(max(ks), len(d))
+    near = nearest_sorted(d, top, known)
     weight = np.exp(-d[near])
     cum_wy, cum_w = np.cumsum(weight * wait[near]), np.cumsum(weight)
     idx = np.minimum(np.asarray(ks), top) - 1
@@ -120,15 +136,16 @@ def fallback_median(
     return float(np.median(pool)), len(pool)
 
 
-def weighted_median(d: np.ndarray, wait: np.ndarray, ks: tuple[int, ...]) -> np.ndarray:
+def weighted_median(
+    d: np.ndarray, wait: np.ndarray, ks: tuple[int, ...], known: np.ndarray | None = None
+) -> np.ndarray:
     """(len(ks),) ``exp(-D)``-weighted median wait of the k nearest jobs, for each k.
 
     Not in the spec: the measured alternative to regression + weighted average for targets
     without a good structure (AAE is minimised by a median, not a mean; docs/apq.md).
+    ``known``: see :func:`nearest_sorted`.
     """
-    top = min(max(ks), len(d))
-    near = np.argpartition(d, top - 1)[:top] if top < len(d) else np.arange(len(d))
-    near = near[np.lexsort((near, d[near]))]
+    near = nearest_sorted(d, max(ks), known)
     out = np.empty(len(ks))
     for pos, k in enumerate(ks):
         y, wt = wait[near[:k]], np.exp(-d[near[:k]])

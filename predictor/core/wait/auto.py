@@ -204,7 +204,9 @@ class AutoWait(WaitEstimator):
         for k, name in enumerate(names):
             part = _part(progress, k, len(names))
             method = self.methods_[name]
-            if targets.rows is not None:
+            if getattr(method, "history_", None) is self._fitted():  # built once for all
+                out[k] = method.predict_targets(targets, progress=part).wait_s
+            elif targets.rows is not None:
                 out[k] = method.predict_rows(targets.rows, progress=part).wait_s
             else:
                 out[k] = method.predict(targets.snapshot, targets.requests).wait_s

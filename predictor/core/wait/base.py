@@ -48,6 +48,15 @@ class WaitEstimator:
         targets = WaitTargets.from_rows(self._fitted(), np.asarray(rows, dtype=np.int64))
         return self._predict(targets, progress)
 
+    def predict_targets(self, targets: WaitTargets, progress: Progress = None) -> WaitPrediction:
+        """Waits of targets already built on this method's fitted history (``history_``):
+        a caller asking several methods fitted on one history about the same targets builds
+        them, and their state, once (``auto``'s experts). The caller checks that the targets
+        were built on this method's ``history_``: they are then what ``predict`` or
+        ``predict_rows`` would build."""
+        self._fitted()
+        return self._predict(targets, progress)
+
     def _fitted(self) -> WaitContext:
         if not hasattr(self, "history_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(history) first")

@@ -11,9 +11,11 @@ trained only on jobs whose wait was known at training time, and retrained every
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from predictor.core.state.retrain import boundaries
 from predictor.core.wait.base import Progress, WaitEstimator
@@ -37,6 +39,13 @@ def gbm_features(targets: WaitTargets) -> np.ndarray:
     hist = hist.reshape(len(summary), int(np.prod(hist.shape[1:])))
     cols = [np.log1p(summary), np.log1p(counts), np.log1p(means_w), np.log1p(means_r), tod, hist]
     return np.column_stack(cols)
+
+
+@cache
+def threads() -> ThreadpoolController:
+    """The process's thread-pool controller, made once: ``threadpool_limits`` makes a new one
+    per call, which scans the loaded libraries (/proc/self/maps), a few ms per prediction."""
+    return ThreadpoolController()
 
 
 class WaitGBM(WaitEstimator):
@@ -101,7 +110,7 @@ class WaitGBM(WaitEstimator):
             learning_rate=self.learning_rate,
             random_state=self.random_state,
         )
-        with threadpool_limits(limits=self.n_threads, user_api="openmp"):
+        with threads().limit(limits=self.n_threads, user_api="openmp"):
             return model.fit(self.features_[rows], self.waits_[rows])
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
@@ -115,7 +124,7 @@ class WaitGBM(WaitEstimator):
             sel = bounds == b
             model = self.model(int(b))
             if model is not None:
-                with threadpool_limits(limits=self.n_threads, user_api="openmp"):
+                with threads().limit(limits=self.n_threads, user_api="openmp"):
                     out[sel] = np.maximum(model.predict(feats[sel]), 0.0)
             if progress is not None:
                 progress(n / len(unique))

@@ -18,6 +18,8 @@ jobs that had started by the submit time.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from predictor.core.state.request import RequestBatch
@@ -66,6 +68,33 @@ def unit_distances_batch(
     tod = diff[:, :, tod_col]
     out[:, :, tod_col] = np.minimum(tod, DAY_S - tod) / (DAY_S / 2)
     return out
+
+
+def unit_distances_each(
+    window: np.ndarray, xs: np.ndarray, n_nominal: int, tod_col: int
+) -> Iterator[np.ndarray]:
+    """``unit_distances_batch(window, xs, ...)[k]`` for k = 0, 1, ..., one (m, f) array at a
+    time. Targets that differ in a few attributes only (a molding arrival's candidate sizes:
+    the size and the state sums it enters) start from target 0's array and recompute the
+    columns whose value or range differ: the same numbers, without the (K, m, f) passes."""
+    num = xs[:, n_nominal:]
+    w_num = window[:, n_nominal:]
+    span = np.zeros(xs.shape)
+    span[:, n_nominal:] = np.maximum(w_num.max(axis=0), num) - np.minimum(w_num.min(axis=0), num)
+    first = unit_distances_batch(window, xs[:1], n_nominal, tod_col)[0]
+    yield first
+    differ = (xs != xs[0]) | (span != span[0])
+    for k in range(1, len(xs)):
+        d = first.copy()
+        for c in np.flatnonzero(differ[k]):
+            diff = np.abs(window[:, c] - xs[k, c])
+            if c < n_nominal:
+                d[:, c] = diff > 0
+            elif c == tod_col:
+                d[:, c] = np.minimum(diff, DAY_S - diff) / (DAY_S / 2)
+            else:
+                d[:, c] = diff / span[k, c] if span[k, c] > 0 else 0.0
+        yield d
 
 
 def kernel_average(d2: np.ndarray, waits: np.ndarray, k: int, h: float) -> float:
@@ -161,7 +190,8 @@ class IBL(WaitEstimator):
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
         """Targets that share a window (a batch of requests in one snapshot) have their
-        distances computed in one pass (:func:`unit_distances_batch`)."""
+        window's ranges taken once and share the distance columns they agree on
+        (:func:`unit_distances_each`)."""
         feats, _ = feature_matrix(targets.requests, targets.summary)
         prefix = self.hist_.prefix(targets.known_at_s, targets.n_before)
         out = np.empty(len(targets))
@@ -176,9 +206,9 @@ class IBL(WaitEstimator):
             waits = self.hwaits_[self._window(int(m))]
             for lo in range(0, sel.size, BATCH):
                 part = sel[lo : lo + BATCH]
-                d = unit_distances_batch(window, feats[part], self.n_nominal_, self.tod_col_)
-                for k, n in enumerate(part):
-                    out[n] = kernel_average((d[k] * d[k]) @ wn, waits, self.k_, self.h_)
+                each = unit_distances_each(window, feats[part], self.n_nominal_, self.tod_col_)
+                for n, d in zip(part, each, strict=True):
+                    out[n] = kernel_average((d * d) @ wn, waits, self.k_, self.h_)
             done += sel.size
             if progress is not None and done % 2000 < sel.size:
                 progress(done / len(targets))

@@ -1,0 +1,155 @@
+"""APQ for a batch of targets that share one history block (a molding arrival's candidate
+sizes): the distances, the nearest points and the structure check in one numpy pass each,
+instead of one pass per target (docs/apq.md; the speed notes in docs/results.md, "Speed").
+
+Every function gives, per target, exactly the numbers of the one-target code
+(:func:`predictor.core.wait.apq_distance.feature_distances`, the ``argpartition`` of
+:meth:`predictor.core.wait.apq.APQ._answer`,
+:func:`predictor.core.wait.apq_structure.check_structure`): the element-wise operations are
+the same ones, the dot products and means stay per target (their summation order is BLAS's and
+numpy's, which a stacked call could change), and ``tests/core/test_apq_batch.py`` checks the
+equality bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from predictor.core.state import histograms as hg
+from predictor.core.wait import apq_distance as dist
+
+
+def combined_distances(
+    targets: np.ndarray,
+    history: np.ndarray,
+    h_min: np.ndarray,
+    h_max: np.ndarray,
+    w: np.ndarray,
+    scratch: tuple[np.ndarray, np.ndarray] | None = None,
+    queue_cols: list[np.ndarray | None] | None = None,
+) -> np.ndarray:
+    """(K, m) overall distances ``D`` of K targets (K, 16) to one history (m, 16).
+
+    Row k equals ``combine(feature_distances(targets[k], history, h_min, h_max), w)``
+    (:mod:`predictor.core.wait.apq_distance`). The candidate sizes of one arrival differ in
+    a few features only (the size and the sums it enters), so target 0's (m, 16) matrix is
+    computed whole and each other target starts from a copy of it, recomputing only the
+    columns whose target value or range differ. ``scratch``: two (m, 16) arrays to reuse
+    (one matrix at a time stays in cache; a (K, m, 16) block would not). ``queue_cols``:
+    per target, the (m, 6) histogram distances that replace features 11-16 (distributions
+    mode, on a copy as the one-target code does), or None (summaries).
+    """
+    queue_cols = queue_cols if queue_cols is not None else [None] * len(targets)
+    first, other = scratch if scratch is not None else (np.empty_like(history),) * 2
+    lo = np.minimum(h_min, targets)
+    span = np.maximum(h_max, targets) - lo
+    live = span > 0
+    differ = (targets != targets[0]) | (span != span[0])
+    differ[:, 0] = False  # feature 0 is nominal: redone for every target
+    base = dist.feature_distances(targets[0], history, h_min, h_max, out=first)
+    out = np.empty((len(targets), len(history)))
+    out[0] = _combine(base, w, queue_cols[0])
+    for k in range(1, len(targets)):
+        d = other if other is not first else np.empty_like(history)
+        np.copyto(d, base)
+        cols = np.flatnonzero(differ[k])
+        if cols.size:
+            part = np.abs(history[:, cols] - targets[k, cols])
+            part /= np.where(live[k, cols], span[k, cols], 1.0)
+            part[:, ~live[k, cols]] = 0.0
+            d[:, cols] = part
+        d[:, 0] = history[:, 0] != targets[k, 0]
+        out[k] = _combine(d, w, queue_cols[k])
+    return out
+
+
+def _combine(d: np.ndarray, w: np.ndarray, queue: np.ndarray | None) -> np.ndarray:
+    if queue is None:
+        return dist.combine(d, w)
+    d_mode = d.copy()
+    d_mode[:, dist.QUEUE_FEATURES] = queue
+    return dist.combine(d_mode, w)
+
+
+def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> list[np.ndarray]:
+    """:func:`predictor.core.wait.apq_distance.hist_distances_fixed` of K targets' histograms
+    (K, 6, B) to one history's (m, 6, B), as K (m, 6) arrays. A histogram that equals target
+    0's (every kind but the size for candidate sizes) reuses its column (each column is
+    computed and normalised on its own: the same numbers)."""
+    first = dist.hist_distances_fixed(target_hist[0], history_hist)
+    out = [first]
+    for k in range(1, len(target_hist)):
+        h = first.copy()
+        for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1)):
+            col = hg.chi2_fixed(target_hist[k, j : j + 1], history_hist[:, j : j + 1, :])
+            h[:, j] = dist.normalise_columns(col.astype(float))[:, 0]
+        out.append(h)
+    return out
+
+
+def nearest_batch(dd: np.ndarray, n: int) -> np.ndarray:
+    """(K, n) indices of the ``n`` smallest of each row of ``dd`` (K, m), as
+    ``np.argpartition(dd[k], n - 1)[:n]`` (the same selection, row by row)."""
+    if n >= dd.shape[1]:
+        return np.broadcast_to(np.arange(dd.shape[1]), (dd.shape[0], dd.shape[1])).copy()
+    return np.argpartition(dd, n - 1, axis=1)[:, :n]
+
+
+@dataclass(frozen=True)
+class StructureBatch:
+    """The structure check of K targets: ``outlier`` (K, p) True for DBSCAN noise, ``good``
+    (K,) the verdict (:func:`predictor.core.wait.apq_structure.check_structure`'s rule)."""
+
+    outlier: np.ndarray
+    good: np.ndarray
+
+
+def components_batch(adjacency: np.ndarray) -> np.ndarray:
+    """(K, p) connected-component labels (the smallest index of each component) of K graphs
+    (K, p, p), by min-label propagation with pointer jumping (apq_structure's loop, batched;
+    a converged row is left as it is: its labels are their own labels' labels)."""
+    k, p = adjacency.shape[:2]
+    labels = np.broadcast_to(np.arange(p), (k, p)).copy()
+    while True:
+        spread = np.where(adjacency, labels[:, None, :], p).min(axis=2)
+        if np.array_equal(spread, labels):
+            return labels
+        labels = np.take_along_axis(spread, spread, axis=1)
+
+
+def check_structure_batch(
+    d: np.ndarray,
+    wait: np.ndarray,
+    eps: float,
+    no_outlier_mean_d: float,
+    good_mean_d: float,
+    outlier_ratio: float,
+) -> StructureBatch:
+    """The structure check (DBSCAN with ``min_samples`` 2: connected components of the
+    eps-graph, isolated points are noise) of K point sets ``(d, wait)``, each (K, p).
+
+    Metric ``|wait_a - wait_b| / wait_range + |D_a - D_b|`` per set (wait range 0: the
+    first term is 0). Good when no outliers and mean D < ``no_outlier_mean_d``, or mean D
+    <= ``good_mean_d`` and outliers < ``outlier_ratio`` x the mean cluster size.
+    """
+    k, p = d.shape
+    span = wait.max(axis=1) - wait.min(axis=1)
+    gap = np.abs(wait[:, :, None] - wait[:, None, :])
+    dw = np.zeros_like(gap)
+    np.divide(gap, span[:, None, None], out=dw, where=(span > 0)[:, None, None])
+    adjacency = dw + np.abs(d[:, :, None] - d[:, None, :]) <= eps
+    adjacency[:, np.arange(p), np.arange(p)] = True
+    outlier = adjacency.sum(axis=2) == 1
+    labels = np.where(outlier, -1, components_batch(adjacency))
+    n_out = outlier.sum(axis=1)
+    good = np.zeros(k, dtype=bool)
+    for j in range(k):
+        n_clusters = np.unique(labels[j][labels[j] >= 0]).size
+        mean_size = (p - n_out[j]) / n_clusters if n_clusters else 0.0
+        mean_d = float(d[j].mean()) if p else 1.0
+        good[j] = (n_out[j] == 0 and mean_d < no_outlier_mean_d) or (
+            mean_d <= good_mean_d and n_out[j] < outlier_ratio * mean_size
+        )
+    return StructureBatch(outlier, good)
