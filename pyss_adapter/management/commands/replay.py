@@ -4,7 +4,8 @@ python manage.py replay (TRACE_NAME | --swf PATH) [--scheduler fcfs|easy|conserv
     [--estimates requested|tsafrir] [--mode default|pyss] [--processors N]
     [--output jobs.csv] [--json stats.json]
     [--placement NAME [--placement-opt KEY=VALUE]... [--cores-per-node C]
-     [--usage-model constant|beta] [--usage-rho R] [--usage-corr rank|job]
+     [--usage-model constant|beta|trace|azure] [--usage-file PATH] [--usage-rho R]
+     [--usage-corr rank|job]
      [--usage-sample-s S] [--usage-knowledge oracle|history] [--usage-fill F]
      [--seed N] [--placement-log allocations.csv]]   (docs/placement.md)
 """
@@ -51,7 +52,10 @@ class Command(BaseCommand):
         group.add_argument("--placement", choices=list(PLACEMENT_NAMES), default="")
         group.add_argument("--placement-opt", action="append", default=[], metavar="KEY=VALUE")
         group.add_argument("--cores-per-node", type=int)
-        group.add_argument("--usage-model", choices=["constant", "beta"], default="constant")
+        group.add_argument(
+            "--usage-model", choices=["constant", "beta", "trace", "azure"], default="constant"
+        )
+        group.add_argument("--usage-file", default="", help="trace: job_id,t_offset_s,cores_used")
         group.add_argument("--usage-rho", type=float, default=0.1)
         group.add_argument("--usage-corr", choices=["rank", "job"], default="rank")
         group.add_argument("--usage-sample-s", type=float, default=300.0)
@@ -142,6 +146,7 @@ def _placement_settings(opts: dict[str, Any]) -> dict[str, Any]:
         "usage_sample_s": opts["usage_sample_s"],
         "usage_knowledge": opts["usage_knowledge"],
         "usage_fill": opts["usage_fill"],
+        "usage_file": opts["usage_file"],
         "seed": opts["seed"],
     }
 
