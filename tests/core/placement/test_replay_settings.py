@@ -86,6 +86,7 @@ def test_the_trace_usage_model_needs_a_file_and_reads_it(tmp_path: Path) -> None
     assert summary["placement"]["usage"]["model"] == "trace"
     _, const = simulate(_swf(tmp_path), ReplaySettings(placement="first-fit"))
     # Job 4 runs alone on all 4 nodes; its use rises from 100/500 per core to 1.
-    assert summary["placement"]["metrics"]["util_active_mean"] > const["placement"]["metrics"][
-        "util_active_mean"
-    ]
+    assert (
+        summary["placement"]["metrics"]["util_active_mean"]
+        > const["placement"]["metrics"]["util_active_mean"]
+    )
