@@ -48,6 +48,7 @@ from pyss_adapter.core.placement.verdicts import (
 )
 from pyss_adapter.core.replay import replay_jobs
 from pyss_adapter.core.stats import all_jobs_view
+from pyss_adapter.placement_plots import plot_machines_vs_q
 from traces.services import resolve_trace
 
 DEFAULT_TRACES = ["CTC-SP2-1996-3.1-cln", "SDSC-SP2-1998-4.2-cln", "HPC2N-2002-2.2-cln"]
@@ -392,51 +393,6 @@ def _overloaded(result: Any) -> bool:
     tenth = max(1, len(wait) // 10)
     first, last = wait[:tenth].mean(), wait[-tenth:].mean()
     return bool(last > 10 * max(first, 1.0))
-
-
-def plot_machines_vs_q(rows: list[dict[str, Any]], path: str, experiment: str) -> None:
-    """Machines used against violation rate, one panel per data source (log q axis)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    group = "source" if experiment == "G1" else "corr"
-    x_key, y_key = ("m_abs", "q") if experiment == "G1" else ("open_nodes", "q")
-    groups = sorted({str(r[group]) for r in rows})
-    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], groups, strict=True):
-        for family, marker in (
-            ("gpa", "o"),
-            ("cantelli", "s"),
-            ("av", "^"),
-            ("perc", "D"),
-            ("pool", "v"),
-        ):
-            pts = [
-                r
-                for r in rows
-                if str(r[group]) == name
-                and r["estimator" if experiment == "G1" else "policy"]
-                .replace("pool-", "")
-                .startswith(family)
-                and "(" not in str(r.get("estimator", ""))
-            ]
-            if pts:
-                ax.scatter(
-                    [r[x_key] for r in pts],
-                    [max(r[y_key], 1e-6) for r in pts],
-                    marker=marker,
-                    label=family,
-                )
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("machines (mean)")
-        ax.set_ylabel("violation rate q (0 drawn at 1e-6)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 T1_METRICS = [

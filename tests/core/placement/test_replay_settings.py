@@ -90,3 +90,16 @@ def test_the_trace_usage_model_needs_a_file_and_reads_it(tmp_path: Path) -> None
         summary["placement"]["metrics"]["util_active_mean"]
         > const["placement"]["metrics"]["util_active_mean"]
     )
+
+
+def test_heat_map_and_credit_plots_are_written_from_the_block(tmp_path: Path) -> None:
+    from pyss_adapter.placement_plots import plot_credits, plot_heatmap
+
+    _, cash = simulate(_swf(tmp_path), ReplaySettings(placement="cash"))
+    _, tlp = simulate(_swf(tmp_path), ReplaySettings(placement="tlp"))
+    plot_heatmap(cash["placement"], str(tmp_path / "h.png"))
+    assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
+    assert plot_credits(cash["placement"], str(tmp_path / "c.png"))
+    assert (tmp_path / "c.png").stat().st_size > 1000
+    assert not plot_credits(tlp["placement"], str(tmp_path / "none.png"))
+    assert not (tmp_path / "none.png").exists()
