@@ -271,6 +271,9 @@ class UsageModel:
         jid = int(self.job_id[j])
         if self.model == "beta":
             r = np.zeros(len(ranks), np.int64) if self.corr == "job" else ranks
+            kept = self._kept(j, r, k)
+            if kept is not None:
+                return kept
             return beta_quantile(np.full(len(ranks), u), self.rho, h_array(self.seed, jid, r, k))
         a, mean = self.azure, self._azure_mean
         if a is None or mean is None:
@@ -279,6 +282,17 @@ class UsageModel:
         o = int(h(self.seed, jid, 1, 0) * a.shape[1])
         x = u * a[v, (o + k) % a.shape[1]] / max(float(mean[v]), 1e-12)
         return np.full(len(ranks), min(max(x, 0.0), 1.0))
+
+    def _kept(self, j: int, r: np.ndarray, k: int) -> np.ndarray | None:
+        """X of ranks ``r`` in block ``k`` from ``memo`` when it holds them (the same numbers:
+        a draw is a function of job, rank and block only)."""
+        entry = self.memo.get(j) if self.memo is not None else None
+        if entry is None or not len(r):
+            return None
+        first, x = entry
+        if not first <= k < first + x.shape[1] or int(r.max()) >= x.shape[0]:
+            return None
+        return x[r, k - first]
 
     def describe(self) -> dict:
         return {

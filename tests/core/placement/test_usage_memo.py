@@ -29,7 +29,7 @@ def test_cached_draws_give_the_uncached_metrics_for_each_placement(corr: str) ->
     jobs = _jobs()
     shared = usage_for_jobs(jobs, model="beta", seed=2, corr=corr)
     shared.memo = {}
-    for name in ("least-allocated", "first-fit", "gpa", "pool-slots"):
+    for name in ("least-allocated", "tlp", "lvrb", "first-fit", "gpa", "pool-slots"):
         fresh = usage_for_jobs(jobs, model="beta", seed=2, corr=corr)
         plain = replay_jobs(jobs, placement=make_placement(name), usage=fresh,
                             cores_per_node=(8, "given")).placement["metrics"]  # fmt: skip
@@ -41,3 +41,20 @@ def test_cached_draws_give_the_uncached_metrics_for_each_placement(corr: str) ->
             else:
                 assert cached[key] == value, key
     assert len(shared.memo) > 0
+
+
+def test_the_load_watcher_reads_kept_draws_and_places_alike() -> None:
+    """TLP and LVRB sample use each minute; with draws kept they place every piece as
+    without (a kept draw is the same number)."""
+    jobs = _jobs()
+    shared = usage_for_jobs(jobs, model="beta", seed=3)
+    shared.memo = {}
+    replay_jobs(jobs, placement=make_placement("first-fit"), usage=shared,
+                cores_per_node=(8, "given"))  # fmt: skip
+    for name in ("tlp", "lvrb"):
+        fresh = usage_for_jobs(jobs, model="beta", seed=3)
+        a = replay_jobs(jobs, placement=make_placement(name), usage=fresh,
+                        cores_per_node=(8, "given")).placement_log  # fmt: skip
+        b = replay_jobs(jobs, placement=make_placement(name), usage=shared,
+                        cores_per_node=(8, "given")).placement_log  # fmt: skip
+        assert np.array_equal(a["node"], b["node"]) and np.array_equal(a["job"], b["job"])
