@@ -79,3 +79,17 @@ def test_rebalance_row_verdict_compares_q_with_the_same_fit_without_it() -> None
     g1_pair_verdicts(rows)
     assert rows[1]["verdict"] == "consistent"  # a 7% fall
     assert rows[2]["verdict"] == "not reproduced"  # two machines more than BF
+
+
+def test_c1_verdict_needs_cash_to_cut_the_round_robin_slowdown() -> None:
+    from pyss_adapter.core.placement.verdicts import c1_verdicts
+
+    base = {"trace": "t", "k": 1.0, "b0": "zero", "surplus_usd": 0.0, "credit_std": 1.0}
+    rows = [{**base, "policy": "round-robin", "degradation": 0.30},
+            {**base, "policy": "cash whole_first", "degradation": 0.35},
+            {**base, "k": 2.0, "policy": "round-robin", "degradation": 0.30},
+            {**base, "k": 2.0, "policy": "cash whole_first", "degradation": 0.10}]  # fmt: skip
+    c1_verdicts(rows)
+    assert [r["verdict"] for r in rows] == [
+        "consistent", "not reproduced", "consistent", "consistent"
+    ]  # fmt: skip
