@@ -71,6 +71,9 @@ def plot_machines_vs_q(rows: list[dict[str, Any]], path: str, experiment: str) -
     plt = _pyplot()
     group = "source" if experiment == "G1" else "corr"
     x_key, y_key = ("m_abs", "q") if experiment == "G1" else ("open_nodes", "q")
+    # G1: the main grid only (Best Fit at the source's own capacity, no sweep rows)
+    base_c = {str(r[group]): r.get("c") for r in reversed(rows)}
+    rows = [r for r in rows if r.get("fit", "BF") == "BF" and r.get("c") == base_c[str(r[group])]]
     groups = sorted({str(r[group]) for r in rows})
     fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
     for ax, name in zip(axes[0], groups, strict=True):
