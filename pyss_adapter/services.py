@@ -12,7 +12,14 @@ from pyss_adapter.core.estimates import ESTIMATE_NAMES
 from pyss_adapter.core.jobs import MODES, SimJobs, sim_jobs
 from pyss_adapter.core.placement import OPTION_KEYS, PLACEMENT_NAMES, make_placement
 from pyss_adapter.core.placement.base import PlacementError, resolve_cores_per_node
-from pyss_adapter.core.placement.usage import KNOWLEDGE, MODELS, UsageError, usage_for_jobs
+from pyss_adapter.core.placement.usage import (
+    KNOWLEDGE,
+    MODELS,
+    UsageError,
+    read_azure,
+    read_usage_trace,
+    usage_for_jobs,
+)
 from pyss_adapter.core.replay import SCHEDULERS, replay_jobs
 from pyss_adapter.core.stats import distributions, summarise
 from pyss_adapter.models import Replay
@@ -40,6 +47,7 @@ class ReplaySettings:
     usage_sample_s: float = 300.0
     usage_knowledge: str = "oracle"
     usage_fill: float | None = None
+    usage_file: str = ""  # trace / azure models: a file read by the command (not the API)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -62,7 +70,7 @@ class ReplaySettings:
     def _check_placement(self) -> None:
         for name, value, allowed in (
             ("placement", self.placement, PLACEMENT_NAMES),
-            ("usage_model", self.usage_model, tuple(m for m in MODELS if m != "azure")),
+            ("usage_model", self.usage_model, MODELS),
             ("usage_knowledge", self.usage_knowledge, KNOWLEDGE),
             ("usage_corr", self.usage_corr, ("rank", "job")),
         ):
@@ -78,6 +86,11 @@ class ReplaySettings:
         ):
             if not ok(value):
                 raise InvalidInput(f"{name} must be {rule}; got {value}", field=name)
+        if self.usage_model in ("trace", "azure") and not self.usage_file:
+            raise InvalidInput(
+                f"usage model {self.usage_model} needs usage_file (--usage-file PATH)",
+                field="usage_file",
+            )
         try:
             self.make_placement()
         except (ValueError, TypeError) as exc:
@@ -100,6 +113,7 @@ class ReplaySettings:
             "usage_sample_s": self.usage_sample_s,
             "usage_knowledge": self.usage_knowledge,
             "usage_fill": self.usage_fill,
+            "usage_file": self.usage_file,
             "seed": self.seed,
         }
 
@@ -154,6 +168,11 @@ def _placed(
 ) -> ReplayResult:
     """A replay with a placement: the usage model from field 6, nodes from the header."""
     try:
+        series = read_usage_trace(settings.usage_file) if settings.usage_model == "trace" else None
+        azure = read_azure(settings.usage_file) if settings.usage_model == "azure" else None
+    except (OSError, UsageError, ValueError, KeyError) as exc:
+        raise InvalidInput(f"usage_file: {exc}", field="usage_file") from exc
+    try:
         usage = usage_for_jobs(
             jobs,
             model=settings.usage_model,
@@ -163,6 +182,8 @@ def _placed(
             knowledge=settings.usage_knowledge,
             seed=settings.seed,
             fill=settings.usage_fill,
+            series=series,
+            azure=azure,
         )
     except UsageError as exc:
         raise InvalidInput(str(exc), field="usage_fill") from exc

@@ -57,6 +57,7 @@ def replay_jobs(
     if placement is not None:
         if usage is None:
             raise ValueError("a placement needs the jobs' usage model")
+        usage.start_s = engine.start_s  # the trace model reads each job's start
         placement.bind(engine, usage, *cores_per_node)
     result = engine.run()
     if placement is not None:

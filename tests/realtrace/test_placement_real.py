@@ -38,9 +38,12 @@ OBSERVERS = [
 
 
 @cache
+def _frame(folder: Path, name: str):
+    return read_swf(folder / name).jobs.iloc[:800]
+
+
 def _jobs(folder: Path, name: str, mode: str):
-    swf = read_swf(folder / name)
-    return sim_jobs(swf.jobs.iloc[:800], TRACES[name][0], mode)
+    return sim_jobs(_frame(folder, name), TRACES[name][0], mode)
 
 
 @pytest.mark.parametrize("mode", ["default", "pyss"])
@@ -50,8 +53,9 @@ def test_observer_placements_keep_the_schedule(shared_traces: Path, name: str, m
         pytest.skip(f"{name} is not in {shared_traces}")
     jobs = _jobs(shared_traces, name, mode)
     plain = replay_jobs(jobs)
+    usage = usage_for_jobs(jobs, model="beta", fill=TRACES[name][1])
+    usage.memo = {}  # one schedule: the beta draws are made once for the six observers
     for policy, options in OBSERVERS:
-        usage = usage_for_jobs(jobs, model="beta", fill=TRACES[name][1])
         result = replay_jobs(
             jobs,
             placement=make_placement(policy, **options),

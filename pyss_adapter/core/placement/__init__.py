@@ -68,7 +68,7 @@ OPTION_KEYS: dict[str, set[str]] = {
     "random": _CLUSTER,
     "least-allocated": _CLUSTER,
     "tlp": _CLUSTER | {"target"},
-    "lvrb": _CLUSTER | {"margin", "sensitivity"},
+    "lvrb": _CLUSTER | {"margin", "sensitivity", "node_mem_kb"},
     "gpa": _POOL | {"rho"},
     "pool-cantelli": _POOL | {"b"},
     "pool-av": _POOL | {"f"},

@@ -102,6 +102,7 @@ class CreditNodes(ClusterPlacement):
         self.samples_B: list[np.ndarray] = []
         self.samples_thr: list[np.ndarray] = []
         self.past_request = 0
+        self.done = 0  # jobs finished; once all are, a stale wake-up samples nothing
         self._wakes: set[float] = set()
 
     # -- the clock ---------------------------------------------------------------
@@ -130,8 +131,12 @@ class CreditNodes(ClusterPlacement):
         self.B = raw - over + under
 
     def _sample_until(self, stop: float) -> None:
-        """Balances and throttling at the grid instants in (t, stop], linear between events."""
-        if self.next_sample > stop:
+        """Balances and throttling at the grid instants in (t, stop], linear between events.
+
+        Nothing is sampled once every job has finished: a wake-up left from a superseded
+        credit-exhaustion instant may lie far beyond the last end (the grid ends there).
+        """
+        if self.next_sample > stop or self.done >= len(self.engine.jobs):
             return
         count = int((stop - self.next_sample) // self.sample_s) + 1
         times = self.next_sample + self.sample_s * np.arange(count)
@@ -221,6 +226,7 @@ class CreditNodes(ClusterPlacement):
                 self.D[n] = self.use[n] = 0.0  # no float residue on an idle node
         if now - engine.start_s[j] > engine.requested[j] + EPS:
             self.past_request += 1
+        self.done += 1
         super().on_finish(engine, j, now)
         if self.changes_runtime:
             self._retune(now, set(nodes))

@@ -60,9 +60,11 @@ def _spread(K: int, N: int, k_on, k_off, node, value) -> np.ndarray:
 
 def _sampled(K: int, N: int, log, k_on, k_off, usage) -> np.ndarray:
     """Sum of X_{j,r}(k) over the ranks on each node, per grid point (vectorised in chunks)."""
+    if getattr(usage, "memo", None) is not None:
+        return _sampled_memo(K, N, log, k_on, k_off, usage)
     out = np.zeros((K, N))
     nk = np.maximum(k_off - k_on, 0)
-    ranks = log["cores"] if usage.corr == "rank" or usage.model != "beta" else np.ones_like(nk)
+    ranks = log["cores"] if _per_rank(usage) else np.ones_like(nk)
     weight = np.where(ranks == log["cores"], 1.0, log["cores"].astype(np.float64))
     sizes = nk * ranks
     start = 0
@@ -84,7 +86,68 @@ def _sampled(K: int, N: int, log, k_on, k_off, usage) -> np.ndarray:
     return out
 
 
+def _sampled_memo(K: int, N: int, log, k_on, k_off, usage) -> np.ndarray:
+    """:func:`_sampled` with each job's draws ``X_{j,r}(k)`` (ranks x blocks from its first
+    block) kept in ``usage.memo``: the X of a (job, rank, block) does not depend on the
+    placement (common random numbers, spec §1.5), so replays of one schedule under several
+    placements draw them once. Same sums as :func:`_sampled`, up to float addition order."""
+    memo, by_rank = usage.memo, _per_rank(usage)
+    jobs = np.unique(log["job"])
+    k0 = np.full(len(usage.u), np.iinfo(np.int64).max)
+    k1 = np.zeros(len(usage.u), np.int64)
+    nr = np.zeros(len(usage.u), np.int64)
+    np.minimum.at(k0, log["job"], k_on)
+    np.maximum.at(k1, log["job"], k_off)
+    np.maximum.at(nr, log["job"], log["rank0"] + log["cores"] if by_rank else 1)
+    stale = [j for j in jobs if not _covers(memo.get(j), k0[j], k1[j], nr[j])]
+    _draw_into(memo, usage, np.asarray(stale, np.int64), k0, k1, nr)
+    out = np.zeros((K, N))
+    for j, node, r0, c, a, b in zip(log["job"], log["node"], log["rank0"], log["cores"],
+                                    k_on, k_off, strict=True):  # fmt: skip
+        if b > a:
+            first, x = memo[j]
+            rows = x[r0 : r0 + c] if by_rank else x[:1] * c
+            out[a:b, node] += rows[:, a - first : b - first].sum(axis=0)
+    return out
+
+
+def _covers(entry: Any, a: int, b: int, ranks: int) -> bool:
+    return entry is not None and entry[0] <= a and entry[0] + entry[1].shape[1] >= b and (
+        entry[1].shape[0] >= ranks
+    )  # fmt: skip
+
+
+def _draw_into(memo: dict, usage: Any, jobs: np.ndarray, k0, k1, nr) -> None:
+    """Draw X for ``jobs`` (all ranks x blocks k0..k1), at most ~_CHUNK values at a time."""
+    nk = np.maximum(k1[jobs] - k0[jobs], 0)
+    sizes = nk * nr[jobs]
+    start = 0
+    while start < len(jobs):
+        stop = start + max(1, int(np.searchsorted(np.cumsum(sizes[start:]), _CHUNK)))
+        js, sz = jobs[start:stop], sizes[start:stop]
+        j_rep = np.repeat(js, sz)
+        offset = np.arange(len(j_rep)) - np.repeat(np.cumsum(sz) - sz, sz)
+        nk_rep = np.repeat(nk[start:stop], sz)
+        x = _x(
+            usage,
+            j_rep,
+            offset // np.maximum(nk_rep, 1),
+            k0[j_rep] + offset % np.maximum(nk_rep, 1),
+        )
+        for j, part, n in zip(js, np.split(x, np.cumsum(sz)[:-1]), nk[start:stop], strict=True):
+            memo[int(j)] = (int(k0[j]), part.reshape(-1, int(n)) if n else part.reshape(0, 0))
+        start = stop
+
+
+def _per_rank(usage: Any) -> bool:
+    """Do the ranks of a job draw apart? Only under ``beta`` with ``corr=rank``; otherwise a
+    piece of c cores uses c times its job's X (trace and azure move a job as one)."""
+    return usage.model == "beta" and usage.corr == "rank"
+
+
 def _x(usage: Any, j: np.ndarray, r: np.ndarray, k: np.ndarray) -> np.ndarray:
+    if usage.model == "trace":
+        return usage.trace_use(j, k)
     u = usage.u[j]
     if usage.model == "beta":
         rr = np.zeros_like(r) if usage.corr == "job" else r

@@ -126,6 +126,9 @@ class LoadWatcher:
         self.pieces: dict[int, tuple[int, int, int, int]] = {}
         self.value: dict[int, float] = {}
         self.samples: deque[np.ndarray] = deque(maxlen=WINDOW)
+        self.mem = np.zeros(len(cores))  # KB in use per node: sum of pieces' s * m_j
+        self.mem_kb: np.ndarray | None = None  # m_j (KB per core), set to watch memory
+        self.mem_samples: deque[np.ndarray] = deque(maxlen=WINDOW)
         self.last_minute = -(1 << 62)
         self.block = 0
         self._varies = usage.model != "constant"
@@ -155,6 +158,8 @@ class LoadWatcher:
         for m in range(first, minute + 1):
             self._set_block(self.usage.block(self.t0 + STEP_S * m))
             self.samples.append(self.use.copy())
+            if self.mem_kb is not None:
+                self.mem_samples.append(self.mem.copy())
         self.last_minute = minute
         self._set_block(self.usage.block(now))
 
@@ -163,12 +168,22 @@ class LoadWatcher:
         self.pieces[pid] = (j, n, s, rank0)
         self.value[pid] = v
         self.use[n] += v
+        if self.mem_kb is not None:
+            self.mem[n] += s * self.piece_mem(j)
+
+    def piece_mem(self, j: int) -> float:
+        """KB per core of job j: f7, or 0 when the log does not give it."""
+        m = float(self.mem_kb[j]) if self.mem_kb is not None else math.nan
+        return m if m == m else 0.0
 
     def remove(self, pid: int) -> None:
         j, n, s, rank0 = self.pieces.pop(pid)
         self.use[n] -= self.value.pop(pid)
+        if self.mem_kb is not None:
+            self.mem[n] -= s * self.piece_mem(j)
         if not self.pieces:
             self.use[:] = 0.0  # no float residue on an idle machine
+            self.mem[:] = 0.0
 
     def stats(self, now: float) -> tuple[np.ndarray, np.ndarray]:
         """(AVG %, STD %) per node at the last refresh instant."""
@@ -183,6 +198,15 @@ class LoadWatcher:
         avg, std = 100.0 * avg / self.cores, 100.0 * std / self.cores
         self._cache = (self.last_minute, avg, std)
         return avg, std
+
+    def mem_stats(self, cap_kb: float) -> tuple[np.ndarray, np.ndarray]:
+        """(AVG %, STD %) of each node's memory over the same window (call after stats)."""
+        if self.mem_samples:
+            stack = np.stack(self.mem_samples)
+            avg, std = stack.mean(axis=0), stack.std(axis=0)
+        else:
+            avg, std = self.mem.copy(), np.zeros_like(self.mem)
+        return 100.0 * avg / cap_kb, 100.0 * std / cap_kb
 
 
 class _Watched(ClusterPlacement):
@@ -237,24 +261,55 @@ class TargetLoadPacking(_Watched):
 
 
 class LoadVariationRiskBalancing(_Watched):
+    """LVRB (spec §2.3): CPU only by default; with ``node_mem_kb`` and a log whose field 7
+    is given for at least half of the jobs, the node score is ``round(min(cpu, mem))``,
+    memory use per node being the sum over its pieces of s * m_j (m_j = f7 in KB per
+    core; 0 for a job without it). Otherwise memory stays off and the block says why."""
+
     name = "lvrb"
 
-    def __init__(self, *, margin: float = 1, sensitivity: float = 1, **kw: Any) -> None:
+    def __init__(
+        self, *, margin: float = 1, sensitivity: float = 1, node_mem_kb: float = 0, **kw: Any
+    ) -> None:
         super().__init__(**kw)
         # Negative arguments reset to the defaults at configuration time only.
         self.margin = float(margin) if float(margin) >= 0 else 1.0
         self.sensitivity = float(sensitivity) if float(sensitivity) >= 0 else 1.0
+        if float(node_mem_kb) < 0:
+            raise ValueError(f"node_mem_kb must be >= 0; got {node_mem_kb}")
+        self.node_mem_kb = float(node_mem_kb)
+        self.memory = "off" if not self.node_mem_kb else "on"
 
     def options(self) -> dict[str, Any]:
-        return {"margin": self.margin, "sensitivity": self.sensitivity, **super().options()}
+        extra = {"node_mem_kb": self.node_mem_kb, "memory": self.memory}
+        return {"margin": self.margin, "sensitivity": self.sensitivity, **extra,
+                **super().options()}  # fmt: skip
+
+    def _setup(self) -> None:
+        super()._setup()
+        if not self.node_mem_kb:
+            return
+        mem = getattr(self.engine.jobs, "mem_kb", None)
+        given = 0.0 if mem is None or not len(mem) else float(np.mean(np.asarray(mem) > 0))
+        if given < 0.5:
+            self.memory = f"off: field 7 given for {100 * given:.0f}% of jobs (< 50%)"
+            return
+        self.watch.mem_kb = np.asarray(mem, dtype=np.float64)
 
     def choose(self, cands: list[int], j: int, remaining: int, piece: int, now: float) -> int:
         avg, std = self.watch.stats(now)
+        watch_mem = self.watch.mem_kb is not None
+        if watch_mem:
+            mavg, mstd = self.watch.mem_stats(self.node_mem_kb)
         cores, free = self.cores_list, self.free
         scores = []
         for n in cands:
             cap = cores[n] * 1000.0
-            req = min(remaining, free[n]) * 1000.0
-            cpu = (req, cap, float(avg[n]), float(std[n]))
-            scores.append(lvrb_node_score(cpu, None, self.margin, self.sensitivity))
+            s = min(remaining, free[n])
+            cpu = (s * 1000.0, cap, float(avg[n]), float(std[n]))
+            mem = None
+            if watch_mem:
+                req = s * self.watch.piece_mem(j)
+                mem = (req, self.node_mem_kb, float(mavg[n]), float(mstd[n]))
+            scores.append(lvrb_node_score(cpu, mem, self.margin, self.sensitivity))
         return self.pick(cands, scores, j, piece)

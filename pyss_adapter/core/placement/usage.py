@@ -10,6 +10,9 @@ Rank r of job j in sample block k = floor((t - t0)/dt) uses ``X_{j,r}(k)`` cores
 ``constant``  X = u_j.
 ``beta``      X = F^-1(alpha, beta; h(seed, job_id, r, k)), alpha = u(1-rho)/rho,
               beta = (1-u)(1-rho)/rho: mean u, variance rho*u*(1-u).
+``trace``     X = c_j(t_k - start_j) / p_j, clipped to [0, 1]: the cores job j used at that
+              offset from its start (CSV ``job_id,t_offset_s,cores_used``, each row held
+              until the next); ``u_j`` before the first row and for jobs not in the file.
 ``azure``     X = clip(u_j * A_v[(o + k) mod T] / mean(A_v), 0, 1) for a VM series v.
 
 ``h`` chains SplitMix64 over (seed, a, b, c): the same (job, rank, block) gets the
@@ -21,13 +24,18 @@ from __future__ import annotations
 import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.special import betaincinv
 
-__all__ = ["MODELS", "KNOWLEDGE", "UsageError", "UsageModel", "sm", "h", "h_array", "read_azure"]
+__all__ = [
+    "MODELS", "KNOWLEDGE", "UsageError", "UsageModel", "sm", "h", "h_array", "read_azure",
+    "read_usage_trace",
+]  # fmt: skip
 
-MODELS = ("constant", "beta", "azure")
+MODELS = ("constant", "beta", "trace", "azure")
+TRACE_COLUMNS = ("job_id", "t_offset_s", "cores_used")
 KNOWLEDGE = ("oracle", "history")
 _M64 = (1 << 64) - 1
 _CLIP_WARN = 1.05
@@ -93,6 +101,27 @@ def read_azure(path: str | Path) -> np.ndarray:
     vm = next(c for c in cols if c.startswith("vm"))
     avg = next(c for c in cols if "avg" in c)
     return np.stack([g[avg].to_numpy(np.float64) for _, g in frame.groupby(vm, sort=True)])
+
+
+def read_usage_trace(path: str | Path) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per-job use series from a CSV ``job_id,t_offset_s,cores_used`` (.gz allowed):
+    ``{job_id: (offsets from the job's start in s, ascending; cores used)}``."""
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    missing = [c for c in TRACE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise UsageError(f"usage trace {path}: missing column(s) {missing}; need {TRACE_COLUMNS}")
+    bad = frame.index[(frame["cores_used"] < 0) | (frame["t_offset_s"] < 0)]
+    if len(bad):
+        raise UsageError(
+            f"usage trace {path}: line {int(bad[0]) + 2}: t_offset_s and cores_used must be >= 0"
+        )
+    frame = frame.sort_values(["job_id", "t_offset_s"], kind="stable")
+    return {
+        int(j): (g["t_offset_s"].to_numpy(np.float64), g["cores_used"].to_numpy(np.float64))
+        for j, g in frame.groupby("job_id", sort=False)
+    }
 
 
 def cpu_fraction(
@@ -165,6 +194,12 @@ class UsageModel:
     azure: np.ndarray | None = None
     notes: dict = field(default_factory=dict)
     fill: float | None = None
+    series: dict | None = None  # ``trace``: job_id -> (offsets, cores used)
+    procs: np.ndarray | None = None  # ``trace``: allocated processors p_j
+    start_s: Any = None  # ``trace``: the replay's start times, bound by replay_jobs
+    # Opt-in cache of the draws X_{j,r}(k) (job -> (first block, ranks x blocks)), shared by
+    # the replays of one schedule under several placements (metrics._sampled_memo).
+    memo: dict | None = None
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -179,6 +214,8 @@ class UsageModel:
             raise UsageError(f"usage sample_s must be > 0; got {self.sample_s}")
         if self.model == "azure" and self.azure is None:
             raise UsageError("the azure usage model needs the VM series (--usage-file)")
+        if self.model == "trace" and (self.series is None or self.procs is None):
+            raise UsageError("the trace usage model needs a job_id,t_offset_s,cores_used file")
         self.u = np.asarray(self.u, dtype=np.float64)
         self._azure_mean = None if self.azure is None else self.azure.mean(axis=1)
 
@@ -192,17 +229,51 @@ class UsageModel:
             return np.minimum(mu * cv, 0.5)
         return np.zeros_like(mu)
 
+    def sigma_of(self, j: int, mu: float) -> float:
+        """sigma_hat of job j: the model's at ``mu``; ``trace``: the std of the job's
+        recorded fractions (0 for a job not in the file)."""
+        if self.model != "trace" or self.series is None or self.procs is None:
+            return float(self.sigma(mu))
+        rows = self.series.get(int(self.job_id[j]))
+        if rows is None or self.procs[j] <= 0:
+            return 0.0
+        return float(np.clip(rows[1] / self.procs[j], 0.0, 1.0).std())
+
+    def trace_use(self, j: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """``X_j(k)`` of the ``trace`` model for index arrays ``j`` and blocks ``k``."""
+        j, k = np.asarray(j, np.int64), np.asarray(k, np.int64)
+        out = self.u[j].astype(np.float64)
+        if self.series is None or self.procs is None or self.start_s is None or not len(j):
+            return out
+        starts = np.asarray(self.start_s, dtype=np.float64)
+        t = self.t0 + k * self.sample_s - starts[j]
+        order = np.argsort(j, kind="stable")
+        for seg in np.split(order, np.flatnonzero(np.diff(j[order])) + 1):
+            jj = int(j[seg[0]])
+            rows = self.series.get(int(self.job_id[jj]))
+            if rows is None or self.procs[jj] <= 0:
+                continue
+            i = np.searchsorted(rows[0], t[seg], side="right") - 1
+            used = np.clip(rows[1][np.maximum(i, 0)] / self.procs[jj], 0.0, 1.0)
+            out[seg] = np.where(i >= 0, used, out[seg])
+        return out
+
     def block(self, t: float) -> int:
         return int((t - self.t0) // self.sample_s)
 
     def ranks_use(self, j: int, ranks: np.ndarray, k: int) -> np.ndarray:
         """``X_{j,r}(k)`` for the given ranks of job index ``j`` in block ``k``."""
         u = self.u[j]
+        if self.model == "trace":
+            return np.full(len(ranks), self.trace_use(np.array([j]), np.array([k]))[0])
         if self.model == "constant" or u <= 0 or u >= 1:
             return np.full(len(ranks), u)
         jid = int(self.job_id[j])
         if self.model == "beta":
             r = np.zeros(len(ranks), np.int64) if self.corr == "job" else ranks
+            kept = self._kept(j, r, k)
+            if kept is not None:
+                return kept
             return beta_quantile(np.full(len(ranks), u), self.rho, h_array(self.seed, jid, r, k))
         a, mean = self.azure, self._azure_mean
         if a is None or mean is None:
@@ -211,6 +282,17 @@ class UsageModel:
         o = int(h(self.seed, jid, 1, 0) * a.shape[1])
         x = u * a[v, (o + k) % a.shape[1]] / max(float(mean[v]), 1e-12)
         return np.full(len(ranks), min(max(x, 0.0), 1.0))
+
+    def _kept(self, j: int, r: np.ndarray, k: int) -> np.ndarray | None:
+        """X of ranks ``r`` in block ``k`` from ``memo`` when it holds them (the same numbers:
+        a draw is a function of job, rank and block only)."""
+        entry = self.memo.get(j) if self.memo is not None else None
+        if entry is None or not len(r):
+            return None
+        first, x = entry
+        if not first <= k < first + x.shape[1] or int(r.max()) >= x.shape[0]:
+            return None
+        return x[r, k - first]
 
     def describe(self) -> dict:
         return {
@@ -239,6 +321,7 @@ def usage_for_jobs(
     seed: int = 0,
     fill: float | None = None,
     azure: np.ndarray | None = None,
+    series: dict | None = None,
 ) -> UsageModel:
     """The :class:`UsageModel` of converted jobs (``SimJobs`` with ``cpu_frac``)."""
     ratio = getattr(jobs, "cpu_frac", None)
@@ -252,7 +335,8 @@ def usage_for_jobs(
     return UsageModel(
         u=u, job_id=jobs.job_id, model=model, rho=rho, corr=corr,  # type: ignore[attr-defined]
         sample_s=sample_s, t0=t0, knowledge=knowledge, seed=seed, azure=azure,
-        notes=notes, fill=fill,
+        notes=notes, fill=fill, series=series,
+        procs=np.asarray(jobs.n_procs) if series is not None else None,  # type: ignore[attr-defined]
     )  # fmt: skip
 
 
@@ -288,4 +372,4 @@ class Knowledge:
         return self._all[0] / self._all[1] if self._all[1] else 1.0
 
     def sigma(self, j: int) -> float:
-        return float(self.usage.sigma(self.mu(j)))
+        return self.usage.sigma_of(j, self.mu(j))

@@ -1,10 +1,13 @@
 """Run one placement experiment of spec placement.md §3.3 and print its table.
 
-python manage.py placement_experiment {G1,G2,T0,T1,C1} [TRACE...] [--jobs N]
-    [--instances N] [--realisations R] [--seed N] [--json out.json] [--markdown out.md]
+python manage.py placement_experiment {G0,G1,G2,T0,T1,C1,C2} [TRACE...] [--jobs N]
+    [--instances N] [--realisations R] [--seed N] [--seeds N] [--k K]... [--b0 zero|full]...
+    [--models constant|beta]... [--json out.json] [--markdown out.md] [--plot out.png]
 
-Replays (G2, T1, C1) use EASY, requested estimates, default mode, the first ``--jobs``
-jobs of each trace (0 = all). The markdown table goes into docs/results.md.
+Defaults are the spec's grids and scale. Replays (G2, T1, C1) use EASY, requested
+estimates, default mode, the whole log (``--jobs N``: its first N jobs); nodes have the
+header's MaxProcs/MaxNodes cores when that is an integer >= 2, else 8 ("virtual").
+The markdown table goes into docs/results.md; its title states the scale used.
 """
 
 from __future__ import annotations
@@ -22,30 +25,59 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from pyss_adapter.core.jobs import sim_jobs
 from pyss_adapter.core.placement import make_placement
-from pyss_adapter.core.placement.experiments import g1_rows, g1_sources, t0_rows
+from pyss_adapter.core.placement.base import resolve_cores_per_node
+from pyss_adapter.core.placement.experiments import g0_rows, g1_rows, g1_sources, t0_rows
 from pyss_adapter.core.placement.usage import read_azure, usage_for_jobs
+from pyss_adapter.core.placement.verdicts import (
+    C1_POLICIES,
+    C2_SEED,
+    CLAIRVOYANCE,
+    G1_FITS,
+    G1_SWEEP,
+    G2_POLICIES,
+    T1_POLICIES,
+    c1_seed,
+    c1_verdicts,
+    g0_verdicts,
+    g1_pair_verdicts,
+    g1_seed,
+    g2_cells,
+    markdown_table,
+    ratio_verdict,
+    t1_seed,
+)
 from pyss_adapter.core.replay import replay_jobs
 from pyss_adapter.core.stats import all_jobs_view
+from pyss_adapter.placement_plots import plot_machines_vs_q
 from traces.services import resolve_trace
 
 DEFAULT_TRACES = ["CTC-SP2-1996-3.1-cln", "SDSC-SP2-1998-4.2-cln", "HPC2N-2002-2.2-cln"]
-EXPERIMENTS = ("G1", "G2", "T0", "T1", "C1")
+EXPERIMENTS = ("G0", "G1", "G2", "T0", "T1", "C1", "C2")
 
 
 class Command(BaseCommand):
-    help = "Run a placement experiment (G1, G2, T0, T1, C1) and print its table."
+    help = "Run a placement experiment (G0, G1, G2, T0, T1, C1, C2) and print its table."
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("experiment", choices=EXPERIMENTS)
         parser.add_argument("traces", nargs="*", help="stored traces or SWF paths")
-        parser.add_argument("--jobs", type=int, default=5000, help="first N jobs (0 = all)")
-        parser.add_argument("--instances", type=int, default=10, help="G1 instances")
-        parser.add_argument("--realisations", type=int, default=2000, help="G1 R (swf)")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--jobs", type=int, default=0, help="first N jobs (0 = all)")
+        parser.add_argument("--instances", type=int, default=50, help="G1 instances")
+        parser.add_argument("--realisations", type=int, default=10_000, help="G1/G0 R (swf)")
+        parser.add_argument("--sets", type=int, default=100, help="G0 item sets per N")
+        parser.add_argument("--sources", action="append", help="G0/G1 sources (default all)")
         parser.add_argument(
-            "--k", type=float, action="append", help="load scales (T1: 1, 2; C1: 1.5, 2)"
+            "--grid",
+            choices=("base", "full"),
+            default="full",
+            help="G1: base = Best Fit only; full = {FF, BF} x rebalance",
         )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seeds", type=int, default=3, help="G2 usage seeds")
+        parser.add_argument("--k", type=float, action="append", help="load scales")
+        parser.add_argument("--b0", action="append", choices=("zero", "full"), help="C1")
+        parser.add_argument("--models", action="append", choices=("constant", "beta"))
         parser.add_argument("--usage-file", help="G1 azure CSV (default: traces dir usage/)")
         parser.add_argument("--json")
         parser.add_argument("--markdown")
@@ -56,7 +88,7 @@ class Command(BaseCommand):
         runner = getattr(self, f"_{opts['experiment'].lower()}")
         title, columns, rows = runner(opts)
         cpu = time.process_time() - started
-        text = _markdown(title, columns, rows) + f"\n\nCPU time: {cpu:.0f} s.\n"
+        text = markdown_table(title, columns, rows) + f"\n\nCPU time: {cpu:.0f} s.\n"
         self.stdout.write(text)
         if opts["json"]:
             Path(opts["json"]).write_text(json.dumps({"title": title, "rows": rows}, indent=1))
@@ -67,59 +99,93 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {opts['plot']}")
 
     # -- inputs ------------------------------------------------------------------------
+    _usage: dict[tuple, Any] = {}
+
     def _load(self, opts: dict[str, Any], name: str, k: float = 1.0):
         path = _swf_path(name)
         swf = resolve_trace(None, path) if path else resolve_trace(name, None)
         frame = swf.jobs.iloc[: opts["jobs"]] if opts["jobs"] else swf.jobs
         procs = int(swf.machine_procs)
+        header = swf.header
+        self.cores = resolve_cores_per_node(None, header.max_procs, header.max_nodes)
         if k != 1.0:
-            procs = math.ceil(k * procs / 8) * 8
+            c = self.cores[0]
+            procs = math.ceil(k * procs / c) * c
         return swf.name, sim_jobs(frame, procs), swf
 
     def _run(self, jobs, name: str, model: str = "constant", seed: int = 0, **opt: Any):
-        usage = usage_for_jobs(jobs, model=model, seed=seed, corr=opt.pop("corr", "rank"))
+        corr = opt.pop("corr", "rank")
+        key = (id(jobs), model, seed, corr)
+        if key not in self._usage:  # one usage per schedule: its draws are drawn once
+            self._usage = {key: usage_for_jobs(jobs, model=model, seed=seed, corr=corr)}
+            self._usage[key].memo = {}
+        usage = self._usage[key]
         p = make_placement(name, **opt)
         self.stdout.write(f"  {name} {opt or ''}", ending="\r")
-        result = replay_jobs(jobs, placement=p, usage=usage, cores_per_node=(8, "virtual"))
+        result = replay_jobs(jobs, placement=p, usage=usage, cores_per_node=self.cores)
         return result, result.placement["metrics"]
 
+    def _scale(self, opts: dict[str, Any]) -> str:
+        return f"first {opts['jobs']} jobs" if opts["jobs"] else "whole logs"
+
     # -- experiments -------------------------------------------------------------------
-    def _g1(self, opts):
+    def _g0(self, opts):
+        rows = []
+        for src, (x, _c) in self._g1_sources(opts, rhos=(0.1,), R=None):
+            for row in g0_rows(x, sets=opts["sets"], seed=opts["seed"]):
+                rows.append({"source": src, **row})
+        g0_verdicts(rows)
+        cols = [
+            "source",
+            "n_items",
+            "rejected",
+            "err_p90",
+            "err_p99",
+            "err_p99.9",
+            "seed",
+            "verdict",
+        ]
+        return (
+            (
+                f"G0: is a sum of N items Gaussian? ({opts['sets']} item sets x 1000 sums per "
+                "N; A-D at 5%)"
+            ),
+            cols,
+            rows,
+        )
+
+    def _g1_sources(self, opts: dict[str, Any], rhos=(0.02, 0.1, 0.3), R: int | None = None):
         path = opts["usage_file"] or _usage_path()
         azure = read_azure(path) if path else None
-        _, jobs, _ = self._load(opts, (opts["traces"] or DEFAULT_TRACES)[0])
+        _, jobs, _ = self._load(opts, (opts["traces"] or DEFAULT_TRACES)[1])
         long_ = (jobs.runtime_s >= 7200) & ~np.isnan(jobs.cpu_frac)
         u = np.clip(jobs.cpu_frac[long_], 0, 1)
-        sources = g1_sources(azure, u, (0.02, 0.1, 0.3), opts["realisations"], opts["seed"])
-        rows = []
-        for src, (x, c) in sources.items():
-            for row in g1_rows(x, c, instances=opts["instances"], items=1000, seed=opts["seed"]):
-                rows.append({"source": src, "c": c, **row, **_g1_seed(src, row)})
-            for fit, rebal in (("first", False), ("best", True)):
-                for row in g1_rows(
-                    x,
-                    c,
-                    instances=opts["instances"],
-                    items=1000,
-                    seed=opts["seed"],
-                    fit=fit,
-                    rebal=rebal,
-                    estimators=[("gpa", 0.01)],
-                ):
-                    label = f"{row['estimator']} ({'FF' if fit == 'first' else 'BF+rebalance'})"
+        kinds = tuple(opts["sources"] or ("azure", "swf-beta", "gauss"))
+        yield from g1_sources(azure, u, rhos, R or opts["realisations"], opts["seed"], kinds)
+
+    def _g1(self, opts):
+        rows: list[dict[str, Any]] = []
+        cases = [("best", False)] if opts["grid"] == "base" else G1_FITS
+        for src, (x, c) in self._g1_sources(opts):
+            run = dict(instances=opts["instances"], items=1000, seed=opts["seed"])
+            for fit, rebal in cases:
+                for row in g1_rows(x, c, fit=fit, rebal=rebal, **run):
                     rows.append(
                         {
                             "source": src,
                             "c": c,
+                            "fit": _fit(fit, rebal),
                             **row,
-                            "estimator": label,
-                            "seed": "FF~BF; rebalance -7% q",
-                            "verdict": _ratio_verdict(row["q_over_rho"]),
+                            **g1_seed(src, row, fit, rebal),
                         }
                     )
+            if src == "azure":
+                rows += self._g1_sweeps(x, c, run)
+        g1_pair_verdicts(rows)
         cols = [
             "source",
             "c",
+            "fit",
             "estimator",
             "m_abs",
             "m",
@@ -129,7 +195,41 @@ class Command(BaseCommand):
             "seed",
             "verdict",
         ]
-        return f"G1: GPA offline ({opts['instances']} instances x 1000 items, BF)", cols, rows
+        R = opts["realisations"]
+        title = (
+            f"G1: GPA offline ({opts['instances']} instances x 1000 items; R = {R} for "
+            "the SWF sources, R = T = 8004 for azure; BF unless the fit column says so)"
+        )
+        return title, cols, rows
+
+    def _g1_sweeps(self, x, c, run) -> list[dict[str, Any]]:
+        """Capacity sweep (c x {0.5, 2}) and clairvoyance sweep on the azure items."""
+        rows = []
+        for scale in (0.5, 2.0):
+            for row in g1_rows(x, c * scale, estimators=G1_SWEEP, **run):
+                rows.append(
+                    {
+                        "source": "azure",
+                        "c": c * scale,
+                        "fit": "BF",
+                        **row,
+                        **g1_seed("azure", row, "best", False),
+                    }
+                )
+        for level in CLAIRVOYANCE:
+            for row in g1_rows(x, c, observe=level, estimators=[("gpa", 0.01)], **run):
+                seed = "O = 100 samples ~ full clairvoyance"
+                rows.append(
+                    {
+                        "source": "azure",
+                        "c": c,
+                        "fit": f"BF, O = {level:g} R",
+                        **row,
+                        "seed": seed,
+                        "verdict": ratio_verdict(row["q_over_rho"]),
+                    }
+                )
+        return rows
 
     def _t0(self, opts):
         rows = [
@@ -155,95 +255,72 @@ class Command(BaseCommand):
         return "T0: Trimaran's synthetic run (100 nodes x 8000 m, 400 pods)", cols, rows
 
     def _t1(self, opts):
-        policies = [
-            ("least-allocated", {}),
-            ("first-fit", {}),
-            ("best-fit", {}),
-            ("round-robin", {}),
-            ("random", {}),
-            ("tlp", {"target": 40}),
-            ("tlp", {"target": 50}),
-            ("tlp", {"target": 70}),
-            ("lvrb", {}),
-            ("lvrb", {"sensitivity": 2}),
-        ]
         rows = []
         for trace in opts["traces"] or DEFAULT_TRACES:
             for k in opts["k"] or (1.0, 2.0):
                 name, jobs, _ = self._load(opts, trace, k)
-                base = None
-                for pol, opt in policies:
-                    _, m = self._run(jobs, pol, **opt)
-                    row = {
-                        "trace": name,
-                        "k": k,
-                        "policy": _label(pol, opt),
-                        **{c: m[c] for c in T1_METRICS},
-                    }
-                    if base is None:
-                        base = row
-                        row.update(seed="baseline", verdict="baseline")
-                    else:
-                        row.update(
-                            seed="fewer hot nodes, less spread"
-                            if pol in ("tlp", "lvrb")
-                            else "no seed figure",
-                            verdict=_t1_verdict(row, base)
-                            if pol in ("tlp", "lvrb")
-                            else "no seed figure",
-                        )
-                    rows.append(row)
-        return (
-            "T1: Trimaran in replays (C = 8 virtual)",
-            ["trace", "k", "policy", *T1_METRICS, "seed", "verdict"],
-            rows,
-        )
-
-    def _c1(self, opts):
-        policies = [
-            ("off (EMR)", "cash", {"credits": "off"}),
-            ("round-robin unlimited", "t3-round-robin", {"t3_mode": "unlimited"}),
-            ("round-robin", "t3-round-robin", {}),
-            ("random", "t3-random", {}),
-            ("first-fit", "t3-first-fit", {}),
-            ("cash whole_first", "cash", {}),
-            ("cash literal", "cash", {"whole_first": "false"}),
-        ]
-        rows = []
-        for trace in opts["traces"] or DEFAULT_TRACES:
-            for k in opts["k"] or (1.5, 2.0):
-                name, jobs, _ = self._load(opts, trace, k)
-                ref = ref_cost = None
-                for label, pol, opt in policies:
-                    result, m = self._run(jobs, pol, **opt)
-                    elapsed = float((result.end_s - result.start_s).sum())
-                    ref = ref or elapsed
-                    ref_cost = ref_cost or m["cost_m5_emr_usd"]  # M5 + EMR runs at full speed
-                    view = all_jobs_view(result)
-                    rows.append(
-                        {
+                for model in opts["models"] or ("constant", "beta"):
+                    base = None
+                    for pol, opt in T1_POLICIES:
+                        _, m = self._run(jobs, pol, model=model, seed=opts["seed"], **opt)
+                        row = {
                             "trace": name,
                             "k": k,
-                            "policy": label,
-                            "elapsed_h": elapsed / 3600,
-                            "degradation": elapsed / ref - 1,
-                            "mean_response_h": view["mean_response_s"] / 3600,
-                            "cost_t3_usd": m["cost_usd"],
-                            "cost_ratio_vs_m5_emr": m["cost_usd"] / ref_cost,
-                            "surplus_usd": m["surplus_usd"],
-                            "credit_std": m["credit_std_mean"],
-                            "throttled": m["throttled_share"],
-                            "past_request": m["jobs_past_request"],
-                            **_c1_seed(label),
+                            "usage": model,
+                            "policy": _label(pol, opt),
+                            **{c: m[c] for c in T1_METRICS},
                         }
-                    )
+                        base = base or row
+                        row.update(t1_seed(pol, row, base))
+                        rows.append(row)
+        cols = ["trace", "k", "usage", "policy", *T1_METRICS, "seed", "verdict"]
+        c = self.cores
+        return f"T1: Trimaran in replays (C = {c[0]}, {c[1]}; {self._scale(opts)})", cols, rows
+
+    def _c1(self, opts):
+        rows = []
+        for trace in opts["traces"] or DEFAULT_TRACES:
+            for k in opts["k"] or (1.0, 1.5, 2.0, 3.0):
+                name, jobs, _ = self._load(opts, trace, k)
+                for b0 in opts["b0"] or ("zero", "full"):
+                    ref = ref_cost = None
+                    for label, pol, opt in C1_POLICIES:
+                        result, m = self._run(jobs, pol, **opt, t3_initial=b0)
+                        elapsed = float((result.end_s - result.start_s).sum())
+                        ref = ref or elapsed
+                        ref_cost = ref_cost or m["cost_m5_emr_usd"]  # M5 + EMR at full speed
+                        view = all_jobs_view(result)
+                        rows.append(
+                            {
+                                "trace": name,
+                                "k": k,
+                                "b0": b0,
+                                "policy": label,
+                                "elapsed_h": elapsed / 3600,
+                                "degradation": elapsed / ref - 1,
+                                "mean_response_h": view["mean_response_s"] / 3600,
+                                "makespan_d": _makespan_d(result),
+                                "overloaded": "yes" if _overloaded(result) else "no",
+                                "cost_t3_usd": m["cost_usd"],
+                                "cost_ratio_vs_m5_emr": m["cost_usd"] / ref_cost,
+                                "surplus_usd": m["surplus_usd"],
+                                "credit_std": m["credit_std_mean"],
+                                "throttled": m["throttled_share"],
+                                "past_request": m["jobs_past_request"],
+                                **c1_seed(label),
+                            }
+                        )
+        c1_verdicts(rows)
         cols = [
             "trace",
             "k",
+            "b0",
             "policy",
             "elapsed_h",
             "degradation",
             "mean_response_h",
+            "makespan_d",
+            "overloaded",
             "cost_t3_usd",
             "cost_ratio_vs_m5_emr",
             "surplus_usd",
@@ -253,76 +330,69 @@ class Command(BaseCommand):
             "seed",
             "verdict",
         ]
-        c1_verdicts(rows)
-        return "C1: CASH on T3 nodes (t3.2xlarge, B0 = 0, constant usage)", cols, rows
+        return f"C1: CASH on T3 nodes (t3.2xlarge, constant usage; {self._scale(opts)})", cols, rows
+
+    def _c2(self, opts):
+        rows = [
+            {
+                "claim": claim,
+                "seed": seed,
+                "ours": "not run: SWF has no I/O fields",
+                "verdict": "untestable",
+            }
+            for claim, seed in C2_SEED
+        ]
+        return "C2: CASH disk credits (gp2)", ["claim", "seed", "ours", "verdict"], rows
 
     def _g2(self, opts):
-        policies = [
-            ("pool-slots", {}),
-            ("pool-av", {"f": 1}),
-            ("pool-av", {"f": 1.25}),
-            ("pool-av", {"f": 2}),
-            ("pool-perc", {"p": 90}),
-            ("pool-perc", {"p": 99}),
-            ("pool-cantelli", {"b": 1.7}),
-            ("gpa", {"rho": 0.1}),
-            ("gpa", {"rho": 0.01}),
-            ("gpa", {"rho": 0.001}),
-        ]
         rows = []
+        seeds = range(opts["seed"], opts["seed"] + opts["seeds"])
         for trace in opts["traces"] or DEFAULT_TRACES:
             name, jobs, _ = self._load(opts, trace)
             for corr in ("rank", "job"):
-                for pol, opt in policies:
-                    _, m = self._run(jobs, pol, model="beta", seed=opts["seed"], corr=corr, **opt)
-                    rho = opt.get("rho")
-                    rows.append(
-                        {
-                            "trace": name,
-                            "corr": corr,
-                            "policy": _label(pol, opt),
-                            "open_nodes": m["open_nodes_mean"],
-                            "M": m["m_ratio"],
-                            "q": m["q"],
-                            "q_over_rho": m["q"] / rho if rho else None,
-                            "seed": "q close to rho" if rho else "no seed figure",
-                            "verdict": _ratio_verdict(m["q"] / rho) if rho else "no seed figure",
-                        }
-                    )
-        cols = ["trace", "corr", "policy", "open_nodes", "M", "q", "q_over_rho", "seed", "verdict"]
-        return "G2: GPA in replays (pool nodes of 32 cores, beta rho = 0.1)", cols, rows
+                ms: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(G2_POLICIES))}
+                for s in seeds:  # policies inside: one usage (and its draws) per seed
+                    for i, (pol, opt) in enumerate(G2_POLICIES):
+                        ms[i].append(
+                            self._run(jobs, pol, model="beta", seed=s, corr=corr, **opt)[1]
+                        )
+                for i, (pol, opt) in enumerate(G2_POLICIES):
+                    row = {"trace": name, "corr": corr, "policy": _label(pol, opt)}
+                    rows.append({**row, **g2_cells(ms[i], opt.get("rho"))})
+        cols = [
+            "trace",
+            "corr",
+            "policy",
+            "open_nodes",
+            "M",
+            "q",
+            "q_min",
+            "q_max",
+            "q_over_rho",
+            "seed",
+            "verdict",
+        ]
+        title = (
+            f"G2: GPA in replays (pool nodes of 32 cores, beta rho = 0.1, "
+            f"{opts['seeds']} seeds; {self._scale(opts)})"
+        )
+        return title, cols, rows
 
 
-def plot_machines_vs_q(rows: list[dict[str, Any]], path: str, experiment: str) -> None:
-    """Machines used against violation rate, one panel per data source (log q axis)."""
-    import matplotlib
+def _fit(fit: str, rebal: bool) -> str:
+    return ("FF" if fit == "first" else "BF") + (" + rebalance" if rebal else "")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    group = "source" if experiment == "G1" else "corr"
-    x_key, y_key = ("m_abs", "q") if experiment == "G1" else ("open_nodes", "q")
-    groups = sorted({str(r[group]) for r in rows})
-    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], groups, strict=True):
-        for family, marker in (("gpa", "o"), ("cantelli", "s"), ("av", "^"), ("perc", "D"),
-                               ("pool", "v")):  # fmt: skip
-            pts = [
-                r for r in rows
-                if str(r[group]) == name and r["estimator" if experiment == "G1" else "policy"]
-                .replace("pool-", "").startswith(family) and "(" not in str(r.get("estimator", ""))
-            ]  # fmt: skip
-            if pts:
-                ax.scatter([r[x_key] for r in pts], [max(r[y_key], 1e-6) for r in pts],
-                           marker=marker, label=family)  # fmt: skip
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("machines (mean)")
-        ax.set_ylabel("violation rate q (0 drawn at 1e-6)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def _makespan_d(result: Any) -> float:
+    return float(result.end_s.max() - result.submit_s.min()) / 86400 if len(result.end_s) else 0.0
+
+
+def _overloaded(result: Any) -> bool:
+    """Spec §3.3: the wait of the last 10% of jobs (by submission) > 10 x the first 10%'s."""
+    wait = np.asarray(result.start_s - result.submit_s, dtype=np.float64)
+    tenth = max(1, len(wait) // 10)
+    first, last = wait[:tenth].mean(), wait[-tenth:].mean()
+    return bool(last > 10 * max(first, 1.0))
 
 
 T1_METRICS = [
@@ -364,114 +434,3 @@ def _usage_path() -> str | None:
 
 def _label(pol: str, opt: dict[str, Any]) -> str:
     return pol + "".join(f" {k}={v}" for k, v in opt.items())
-
-
-def _ratio_verdict(ratio: float | None) -> str:
-    if ratio is None:
-        return "no seed figure"
-    if 0.5 <= ratio <= 1.6:
-        return "consistent"
-    return "direction only" if 0.25 <= ratio <= 3.2 else "not reproduced"
-
-
-SEED_Q = {"gpa 0.001": 1.6e-3, "cantelli 1": 3e-4, "cantelli 1.7": 2e-6, "cantelli 4.4": 0.0,
-          "perc 99": 2e-8, "perc 95": 5e-6, "perc 90": 7e-5, "perc 100": 0.0}  # fmt: skip
-
-
-def _g1_seed(src: str, row: dict[str, Any]) -> dict[str, str]:
-    """The seed's figure for this estimator and our verdict (spec §3.4 B)."""
-    est = row["estimator"]
-    seeds = {
-        "av 1": "m_abs 28.0",
-        "gpa 0.1": "m_abs 35, q ~ rho",
-        "gpa 0.001": "m_abs 47, q 1.6e-3",
-        **{k: f"q {v:g}" for k, v in SEED_Q.items() if k != "gpa 0.001"},
-    }
-    seed = seeds.get(est, "q close to rho" if est.startswith("gpa") else "no seed figure")
-    if est.startswith("gpa"):
-        verdict = _ratio_verdict(row["q_over_rho"])
-    elif est == "av 1":
-        verdict = "consistent" if 14 <= row["m_abs"] <= 56 else "not reproduced"
-    elif est in SEED_Q:
-        verdict = _q_verdict(row["q"], SEED_Q[est])
-    else:
-        verdict = "no seed figure"
-    return {"seed": seed, "verdict": verdict}
-
-
-def _q_verdict(q: float, seed_q: float) -> str:
-    """A violation rate against the seed's: within x2 (or both 0) is consistent."""
-    if seed_q == 0 or q == 0:
-        return "consistent" if q == seed_q else "not reproduced (ours above the seed's)"
-    ratio = q / seed_q
-    if 0.5 <= ratio <= 2:
-        return "consistent"
-    return "not reproduced (ours above the seed's)" if ratio > 2 else "not reproduced (ours below)"
-
-
-def _t1_verdict(row: dict[str, Any], base: dict[str, Any]) -> str:
-    """Against least-allocated at the same 40% line: fewer hot nodes and less spread, each
-    by more than 5% (the talk gives no numbers, so only the direction can be checked)."""
-    fewer = row["hot_node_share_40"] < 0.95 * base["hot_node_share_40"]
-    less = row["util_spread_mean"] < 0.95 * base["util_spread_mean"]
-    if fewer and less:
-        return "consistent (direction; no seed number)"
-    return "direction only" if fewer or less else "not reproduced"
-
-
-SEED_C1 = {"round-robin": 0.40, "cash whole_first": 0.13, "cash literal": 0.13}
-
-
-def c1_verdicts(rows: list[dict[str, Any]]) -> None:
-    """Degradation against the seed's (+40% naive, +13% CASH: within x2 is consistent);
-    unlimited: no slowdown but billed surplus and a higher credit spread than CASH."""
-    for row in rows:
-        label = row["policy"]
-        if label in SEED_C1:
-            ratio = row["degradation"] / SEED_C1[label]
-            if 0.5 <= ratio <= 2:
-                row["verdict"] = "consistent"
-            else:
-                row["verdict"] = "direction only" if ratio > 0 else "not reproduced"
-        elif label == "round-robin unlimited":
-            cash = next(
-                r
-                for r in rows
-                if (r["k"], r["trace"], r["policy"]) == (row["k"], row["trace"], "cash whole_first")
-            )
-            ok = row["surplus_usd"] > 0 and row["credit_std"] > cash["credit_std"]
-            row["verdict"] = "consistent (direction)" if ok else "not reproduced"
-        else:
-            row["verdict"] = "reference" if label.startswith("off") else "no seed figure"
-
-
-def _c1_seed(label: str) -> dict[str, str]:
-    seeds = {
-        "round-robin": "naive T3 +40%",
-        "cash whole_first": "CASH +13%, 30.7% cheaper",
-        "cash literal": "CASH +13%",
-        "round-robin unlimited": "~CASH elapsed, surplus billed",
-        "off (EMR)": "reference",
-    }
-    return {"seed": seeds.get(label, "no seed figure")}
-
-
-def _markdown(title: str, columns: list[str], rows: list[dict[str, Any]]) -> str:
-    lines = [f"#### {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row.get(c)) for c in columns) + " |")
-    return "\n".join(lines)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        return (
-            f"{value:.3g}"
-            if abs(value) < 1e-2 or abs(value) >= 1e4
-            else f"{value:.3f}".rstrip("0").rstrip(".")
-        )
-    return str(value)

@@ -4,9 +4,11 @@ python manage.py replay (TRACE_NAME | --swf PATH) [--scheduler fcfs|easy|conserv
     [--estimates requested|tsafrir] [--mode default|pyss] [--processors N]
     [--output jobs.csv] [--json stats.json]
     [--placement NAME [--placement-opt KEY=VALUE]... [--cores-per-node C]
-     [--usage-model constant|beta] [--usage-rho R] [--usage-corr rank|job]
+     [--usage-model constant|beta|trace|azure] [--usage-file PATH] [--usage-rho R]
+     [--usage-corr rank|job]
      [--usage-sample-s S] [--usage-knowledge oracle|history] [--usage-fill F]
-     [--seed N] [--placement-log allocations.csv]]   (docs/placement.md)
+     [--seed N] [--placement-log allocations.csv] [--placement-plot PREFIX]]
+     (docs/placement.md)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pyss_adapter.core.placement import PLACEMENT_NAMES
 from pyss_adapter.core.placement.report import allocation_frame, placement_lines
 from pyss_adapter.core.pyss_io import result_frame
 from pyss_adapter.core.replay import SCHEDULERS
+from pyss_adapter.placement_plots import plot_credits, plot_heatmap
 from pyss_adapter.services import ReplaySettings, simulate
 from queuecast.errors import QueuecastError
 from queuecast.progress import progress_bar
@@ -51,7 +54,10 @@ class Command(BaseCommand):
         group.add_argument("--placement", choices=list(PLACEMENT_NAMES), default="")
         group.add_argument("--placement-opt", action="append", default=[], metavar="KEY=VALUE")
         group.add_argument("--cores-per-node", type=int)
-        group.add_argument("--usage-model", choices=["constant", "beta"], default="constant")
+        group.add_argument(
+            "--usage-model", choices=["constant", "beta", "trace", "azure"], default="constant"
+        )
+        group.add_argument("--usage-file", default="", help="trace: job_id,t_offset_s,cores_used")
         group.add_argument("--usage-rho", type=float, default=0.1)
         group.add_argument("--usage-corr", choices=["rank", "job"], default="rank")
         group.add_argument("--usage-sample-s", type=float, default=300.0)
@@ -59,6 +65,15 @@ class Command(BaseCommand):
         group.add_argument("--usage-fill", type=float)
         group.add_argument("--seed", type=int, default=0)
         group.add_argument("--placement-log", help="job_id,node,cores,t_on,t_off per piece")
+        group.add_argument(
+            "--placement-plot", help="PREFIX: PREFIX-heatmap.png (+ PREFIX-credits.png for T3)"
+        )
+
+    def _plots(self, block: dict[str, Any], prefix: str) -> None:
+        plot_heatmap(block, f"{prefix}-heatmap.png")
+        self.stdout.write(f"wrote {prefix}-heatmap.png")
+        if plot_credits(block, f"{prefix}-credits.png"):
+            self.stdout.write(f"wrote {prefix}-credits.png")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
@@ -84,6 +99,8 @@ class Command(BaseCommand):
             frame = allocation_frame(result)
             frame.to_csv(opts["placement_log"], index=False, float_format="%.10g")
             self.stdout.write(f"wrote {opts['placement_log']} ({len(frame)} pieces)")
+        if opts["placement_plot"] and result.placement:
+            self._plots(result.placement, opts["placement_plot"])
         if opts["output"]:
             frame = result_frame(result)[CSV_COLUMNS]
             frame.to_csv(opts["output"], index=False, float_format="%.10g")
@@ -123,8 +140,10 @@ class Command(BaseCommand):
 
 def _placement_settings(opts: dict[str, Any]) -> dict[str, Any]:
     if not opts["placement"]:
-        if opts["placement_opt"] or opts["placement_log"]:
-            raise CommandError("--placement-opt and --placement-log need --placement NAME")
+        if opts["placement_opt"] or opts["placement_log"] or opts["placement_plot"]:
+            raise CommandError(
+                "--placement-opt, --placement-log and --placement-plot need --placement NAME"
+            )
         return {}
     options = {}
     for item in opts["placement_opt"]:
@@ -142,6 +161,7 @@ def _placement_settings(opts: dict[str, Any]) -> dict[str, Any]:
         "usage_sample_s": opts["usage_sample_s"],
         "usage_knowledge": opts["usage_knowledge"],
         "usage_fill": opts["usage_fill"],
+        "usage_file": opts["usage_file"],
         "seed": opts["seed"],
     }
 

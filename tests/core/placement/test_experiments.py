@@ -17,7 +17,7 @@ def test_t0_least_allocated_spreads_and_tlp_packs() -> None:
 def test_g1_gaussian_control_keeps_q_near_or_below_rho() -> None:
     """Each machine's exceedance is <= rho by construction when items are Gaussian."""
     u = np.random.default_rng(0).uniform(0.3, 0.95, 300)
-    x, c = g1_sources(None, u, (0.1,), 400, seed=1)["gauss 0.1"]
+    x, c = dict(g1_sources(None, u, (0.1,), 400, seed=1))["gauss 0.1"]
     rows = g1_rows(x, c, instances=2, items=300, seed=2, estimators=[("gpa", 0.1), ("av", 1.0)])
     gpa, av = rows
     assert gpa["q"] <= 1.1 * 0.1
@@ -27,7 +27,7 @@ def test_g1_gaussian_control_keeps_q_near_or_below_rho() -> None:
 
 def test_g1_machines_grow_as_the_estimator_gets_stricter() -> None:
     u = np.random.default_rng(1).uniform(0.3, 0.95, 200)
-    x, c = g1_sources(None, u, (0.1,), 300, seed=3)["swf-beta 0.1"]
+    x, c = dict(g1_sources(None, u, (0.1,), 300, seed=3))["swf-beta 0.1"]
     est = [("gpa", 0.1), ("gpa", 0.01), ("gpa", 0.001)]
     m = [r["m_abs"] for r in g1_rows(x, c, instances=2, items=200, seed=4, estimators=est)]
     assert m == sorted(m)
@@ -39,3 +39,57 @@ def test_rebalance_fills_the_last_machine_from_the_largest_others() -> None:
     mu, sigma = np.array([0.6, 0.6, 0.3]), np.zeros(3)
     # L = {2} (0.3) takes item 0 (0.6, from the first of two equal machines); then nothing fits.
     assert rebalance([[0], [1], [2]], mu, sigma, Estimator("av", 1.0)) == [[1], [2, 0]]
+
+
+def test_g0_gaussian_items_are_rarely_rejected_and_skewed_items_often() -> None:
+    """A-D at 5% rejects about 5% of sums of Gaussian items; sums of a few strongly
+    skewed items (exponential realisations) are rejected nearly always."""
+    from pyss_adapter.core.placement.experiments import g0_rows
+
+    rng = np.random.default_rng(5)
+    gauss = rng.normal(1.0, 0.2, size=(60, 2000))
+    skewed = rng.exponential(1.0, size=(60, 2000)) ** 3
+    g = g0_rows(gauss, sets=40, draws=500, seed=1, sizes=(10,))[0]
+    s = g0_rows(skewed, sets=40, draws=500, seed=1, sizes=(10,))[0]
+    assert g["rejected"] <= 0.2
+    assert s["rejected"] >= 0.9
+    assert abs(g["err_p90"]) < 0.02  # the Gaussian percentile is right for Gaussian sums
+
+
+def test_g0_verdict_needs_the_fall_from_50_to_500_items() -> None:
+    from pyss_adapter.core.placement.verdicts import g0_verdicts
+
+    rows = [{"source": "a", "n_items": 50, "rejected": 0.7},
+            {"source": "a", "n_items": 500, "rejected": 0.3},
+            {"source": "b", "n_items": 50, "rejected": 0.1},
+            {"source": "b", "n_items": 500, "rejected": 0.2}]  # fmt: skip
+    g0_verdicts(rows)
+    assert [r["verdict"] for r in rows] == [
+        "consistent", "direction only", "not reproduced", "not reproduced"
+    ]  # fmt: skip
+
+
+def test_rebalance_row_verdict_compares_q_with_the_same_fit_without_it() -> None:
+    from pyss_adapter.core.placement.verdicts import g1_pair_verdicts
+
+    base = {"source": "s", "c": 1.0, "estimator": "gpa 0.1", "seed": "", "verdict": "x"}
+    rows = [{**base, "fit": "BF", "m_abs": 30.0, "q": 0.10},
+            {**base, "fit": "BF + rebalance", "m_abs": 30.0, "q": 0.093, "verdict": ""},
+            {**base, "fit": "FF", "m_abs": 32.0, "q": 0.10, "verdict": ""}]  # fmt: skip
+    g1_pair_verdicts(rows)
+    assert rows[1]["verdict"] == "consistent"  # a 7% fall
+    assert rows[2]["verdict"] == "not reproduced"  # two machines more than BF
+
+
+def test_c1_verdict_needs_cash_to_cut_the_round_robin_slowdown() -> None:
+    from pyss_adapter.core.placement.verdicts import c1_verdicts
+
+    base = {"trace": "t", "k": 1.0, "b0": "zero", "surplus_usd": 0.0, "credit_std": 1.0}
+    rows = [{**base, "policy": "round-robin", "degradation": 0.30},
+            {**base, "policy": "cash whole_first", "degradation": 0.35},
+            {**base, "k": 2.0, "policy": "round-robin", "degradation": 0.30},
+            {**base, "k": 2.0, "policy": "cash whole_first", "degradation": 0.10}]  # fmt: skip
+    c1_verdicts(rows)
+    assert [r["verdict"] for r in rows] == [
+        "consistent", "not reproduced", "consistent", "consistent"
+    ]  # fmt: skip

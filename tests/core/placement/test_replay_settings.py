@@ -73,3 +73,33 @@ def test_bad_placement_settings_name_the_field(kwargs: dict, field: str) -> None
     with pytest.raises(InvalidInput) as err:
         ReplaySettings(**kwargs)
     assert err.value.context["field"] == field
+
+
+def test_the_trace_usage_model_needs_a_file_and_reads_it(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as err:
+        ReplaySettings(placement="first-fit", usage_model="trace")
+    assert err.value.context["field"] == "usage_file"
+    use = tmp_path / "use.csv"
+    use.write_text("job_id,t_offset_s,cores_used\n4,0,16\n")  # job 4 keeps all 16 cores busy
+    settings = ReplaySettings(placement="first-fit", usage_model="trace", usage_file=str(use))
+    _, summary = simulate(_swf(tmp_path), settings)
+    assert summary["placement"]["usage"]["model"] == "trace"
+    _, const = simulate(_swf(tmp_path), ReplaySettings(placement="first-fit"))
+    # Job 4 runs alone on all 4 nodes; its use rises from 100/500 per core to 1.
+    assert (
+        summary["placement"]["metrics"]["util_active_mean"]
+        > const["placement"]["metrics"]["util_active_mean"]
+    )
+
+
+def test_heat_map_and_credit_plots_are_written_from_the_block(tmp_path: Path) -> None:
+    from pyss_adapter.placement_plots import plot_credits, plot_heatmap
+
+    _, cash = simulate(_swf(tmp_path), ReplaySettings(placement="cash"))
+    _, tlp = simulate(_swf(tmp_path), ReplaySettings(placement="tlp"))
+    plot_heatmap(cash["placement"], str(tmp_path / "h.png"))
+    assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
+    assert plot_credits(cash["placement"], str(tmp_path / "c.png"))
+    assert (tmp_path / "c.png").stat().st_size > 1000
+    assert not plot_credits(tlp["placement"], str(tmp_path / "none.png"))
+    assert not (tmp_path / "none.png").exists()
