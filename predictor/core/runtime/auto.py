@@ -90,12 +90,47 @@ class AutoRuntime(RuntimeEstimator):
 
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
         pred = self.model_._predict(targets, progress)
-        if not self.calibrate:
-            return pred
-        knots = self.choice_.calibration
-        return RuntimePrediction(
-            [
-                replace(r, probability=apply_calibration(r.probability, knots), point=r.point_s)
-                for r in pred.ranges
-            ]
-        )
+        return calibrated(pred, self.choice_.calibration) if self.calibrate else pred
+
+
+def calibrated(
+    pred: RuntimePrediction, knots: tuple[list[float], list[float]]
+) -> RuntimePrediction:
+    """``pred`` with every range probability mapped through the calibration ``knots``; each
+    rangeSet keeps its point estimate (module docstring)."""
+    return RuntimePrediction(
+        [
+            replace(r, probability=apply_calibration(r.probability, knots), point=r.point_s)
+            for r in pred.ranges
+        ]
+    )
+
+
+class CalibratedRuntime(RuntimeEstimator):
+    """A fitted runtime method whose answers state calibrated range probabilities.
+
+    The service's bundle wraps the method its tuning part chose (same name, same ranges,
+    same points) with the choice's calibration knots, so the answer of every path (the API,
+    the pages, molding) reads as :class:`AutoRuntime`'s. Attributes the wrapped method learned
+    (``functions_``, ``lam_``, ...) are read through.
+    """
+
+    def __init__(self, model: Any = None, knots: tuple[list[float], list[float]] | None = None):
+        self.model = model
+        self.knots = knots
+        self.name = str(getattr(model, "name", "base"))
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr in ("model", "knots", "name"):
+            raise AttributeError(attr)
+        return getattr(self.model, attr)
+
+    def fitted_info(self) -> dict[str, Any]:
+        return {**self.model.fitted_info(), "calibrated": self.knots is not None}
+
+    def _fitted(self) -> RuntimeContext:
+        return self.model._fitted()
+
+    def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        pred = self.model._predict(targets, progress)
+        return pred if self.knots is None else calibrated(pred, self.knots)
