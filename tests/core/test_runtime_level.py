@@ -30,6 +30,7 @@ def test_window_rows_are_the_last_positive_rows_before_the_block():
     positive = np.array([1, 0, 1, 1, 0, 1, 1, 1], dtype=bool)
     np.testing.assert_array_equal(window_rows(positive, 6, 3), [2, 3, 5])
     assert window_rows(positive, 0, 3).size == 0
+    np.testing.assert_array_equal(window_rows(positive, 8, 5, start_row=4), [5, 6, 7])
     np.testing.assert_array_equal(block_of(np.array([0, 99, 100, 250]), 100), [0, 0, 1, 2])
 
 
@@ -41,7 +42,8 @@ def test_online_level_meets_the_coverage_target_on_its_window_and_never_looks_ah
     rows = np.arange(300, 400)
     method.predict_rows(rows)
     lam = method._block_lam[3]
-    window = window_rows(ctx.run_s > 0, 300, 150)
+    window = window_rows(ctx.run_s > 0, 300, 150, ctx.n_tune)  # after the tuning part only
+    assert window.min() >= 200
     base = BaselineRange().fit(ctx).predict_rows(window).length_s
     probe = DensityRangeSet(**{**kw, "target_coverage": None}).fit(ctx)
     probe.lam_ = lam

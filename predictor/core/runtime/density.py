@@ -123,7 +123,7 @@ class DensityRangeSet(RuntimeEstimator):
     def _block_level(self, block: int, target: float) -> float:
         """``lam`` whose coverage on the ``window`` jobs before the block meets the target."""
         ctx = self.history_
-        rows = window_rows(ctx.run_s > 0, block * self.every, self.window)
+        rows = window_rows(ctx.run_s > 0, block * self.every, self.window, ctx.n_tune)
         if rows.size < MIN_WINDOW:
             return self.lam_
         mix = self._mixtures(ctx, RuntimeTargets.from_rows(ctx, rows), self.quantile_)

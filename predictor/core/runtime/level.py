@@ -10,7 +10,9 @@ A level ``lam`` chosen once on the tuning part drifts away from the coverage it 
 the shared logs, dev coverage 24.3-24.5 % became 14.9-25.9 % on the test parts, docs/results.md).
 So the level is re-set per block of ``every`` log rows: for block ``b`` (rows ``[b every,
 (b + 1) every)``), take the last ``window`` jobs with a positive runtime among the rows before
-``b every``, answer each at its own arrival (history ended before it), and bisect ``log lam``
+``b every`` and after the tuning part (whose own level is the one fitted there; a model
+retrained on row blocks would also need one fit per tuning-part row), answer each at its own
+arrival (history ended before it), and bisect ``log lam``
 until their coverage ``sum length(lam) / sum baseline`` meets ``target``. Coverage falls as
 ``lam`` rises, so the bisection keeps the lowest level whose coverage is ``<= target``.
 Everything read is known at the block's first arrival, so a target gets the same level alone
@@ -51,9 +53,10 @@ def level_for_coverage(
     return hi
 
 
-def window_rows(positive: np.ndarray, end_row: int, window: int) -> np.ndarray:
-    """The last ``window`` rows before ``end_row`` whose runtime is positive."""
-    rows = np.flatnonzero(np.asarray(positive[: max(end_row, 0)], dtype=bool))
+def window_rows(positive: np.ndarray, end_row: int, window: int, start_row: int = 0) -> np.ndarray:
+    """The last ``window`` rows in ``[start_row, end_row)`` whose runtime is positive."""
+    lo = max(start_row, 0)
+    rows = np.flatnonzero(np.asarray(positive[lo : max(end_row, lo)], dtype=bool)) + lo
     return rows[-window:].astype(np.int64)
 
 
