@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from holdqueue.core.directives import allow_list_problem
@@ -332,6 +333,22 @@ class SiteJobSerializer(serializers.ModelSerializer):
             "head",
         ]
         read_only_fields = fields
+
+
+class SiteJobDetailSerializer(SiteJobSerializer):
+    """One job with its ``why`` block: for a held job, what it waits for (its hold) and what
+    releasing it now would give, as on its page (``holdqueue.services.predict.why_held``);
+    null for a job that is not held or when the site cannot answer now."""
+
+    why = serializers.SerializerMethodField()
+
+    class Meta(SiteJobSerializer.Meta):
+        fields = [*SiteJobSerializer.Meta.fields, "why"]
+        read_only_fields = fields
+
+    @extend_schema_field(WhySerializer(allow_null=True))
+    def get_why(self, job: SiteJob) -> dict[str, Any] | None:
+        return self.context.get("why")
 
 
 class HeldJobSerializer(serializers.ModelSerializer):

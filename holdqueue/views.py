@@ -19,6 +19,7 @@ from holdqueue.serializers import (
     PredictSerializer,
     QueueSerializer,
     SiteCreateSerializer,
+    SiteJobDetailSerializer,
     SiteJobSerializer,
     SitePredictAnswerSerializer,
     SiteSerializer,
@@ -128,11 +129,13 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         code = status.HTTP_202_ACCEPTED if job.state == SiteJob.SUBMITTING else 201
         return Response(SiteJobSerializer(job).data, status=code, headers=headers)
 
-    @extend_schema(parameters=[JOB_ID], responses={200: SiteJobSerializer})
+    @extend_schema(parameters=[JOB_ID], responses={200: SiteJobDetailSerializer})
     @action(detail=True, methods=["get"], url_path=r"jobs/(?P<jid>[0-9]+)")
     def job(self, request: Request, pk: str | None = None, jid: str = "") -> Response:
-        job = job_services.get_job(self.get_object(), request.user, int(jid))
-        return Response(SiteJobSerializer(job).data)
+        site = self.get_object()
+        job = job_services.get_job(site, request.user, int(jid))
+        why = predict.why_held(site, job)
+        return Response(SiteJobDetailSerializer(job, context={"why": why}).data)
 
     @extend_schema(
         request=None,

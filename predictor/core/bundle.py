@@ -16,6 +16,7 @@ from functools import cached_property
 import pandas as pd
 
 from predictor.core.response import response_rangeset
+from predictor.core.runtime.auto import CalibratedRuntime
 from predictor.core.runtime.choose import COVERAGE_CEILING, Choice, choose_runtime_method
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.history import build_context as runtime_context
@@ -105,6 +106,8 @@ def fit_bundle(
         choice = choose_runtime(run_ctx, random_state)
         runtime_method = choice.name
     runtime = make_runtime(runtime_method, random_state).fit(run_ctx)
+    if choice is not None and choice.dev_jobs:  # stated probabilities as the dev jobs bore out
+        runtime = CalibratedRuntime(runtime, choice.calibration)
     return FittedBundle(
         wait_ctx, run_ctx, wait, bound, runtime, time.perf_counter() - started, choice
     )

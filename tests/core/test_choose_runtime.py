@@ -118,3 +118,22 @@ def test_recent_runtime_accuracy_scores_only_jobs_ended_by_the_instant():
     )
     early = recent_runtime_accuracy(fit["rangeset"], fit["requested"], fit["baseline"], -1.0)
     assert early.jobs == 0 and not early.better_than_requested
+
+
+def test_runtime_auto_states_calibrated_probabilities_and_keeps_the_chosen_point():
+    ctx = build_context(synthetic_log(500, seed=5), 128, n_tune=300)
+    plain, calibrated = make_method("auto"), make_method("auto")
+    for auto in (plain, calibrated):
+        auto.candidates, auto.ceiling = ("rangeset", "baseline"), 0.5
+    plain.calibrate = False
+    plain.fit(ctx)
+    calibrated.fit(ctx)
+    rows = np.arange(300, 500, 10)
+    a, b = plain.predict_rows(rows), calibrated.predict_rows(rows)
+    np.testing.assert_array_equal(a.point_s, b.point_s)
+    np.testing.assert_array_equal(a.length_s, b.length_s)
+    knots = calibrated.choice_.calibration
+    for r, s in zip(a.ranges, b.ranges, strict=True):
+        np.testing.assert_allclose(s.probability, np.interp(r.probability, *knots))
+        assert s.probability.sum() <= 1.0 + 1e-9
+    assert calibrated.fitted_info()["calibrated"] is True

@@ -7,7 +7,9 @@ import pytest
 
 from predictor.core.runtime.calibration import (
     OnlineRecalibration,
+    apply_calibration,
     expected_calibration_error,
+    fit_calibration,
     reliability_table,
 )
 
@@ -49,3 +51,19 @@ def test_online_recalibration_fixes_an_overconfident_model_from_the_past_only():
     changed[3000:] = ~changed[3000:]  # outcomes after target 3000 cannot move earlier answers
     again = recal.transform(prob, owner, changed, arrival, known)
     np.testing.assert_array_equal(fixed[:3000], again[:3000])
+
+
+def test_calibration_fitted_on_known_ranges_maps_overconfident_probabilities_to_observed():
+    rng = np.random.default_rng(1)
+    stated = rng.uniform(0, 1, 5000)
+    hit = rng.uniform(0, 1, 5000) < 0.6 * stated  # each range holds 0.6 of what it states
+    knots = fit_calibration(stated, hit)
+    mapped = apply_calibration(stated, knots)
+    assert expected_calibration_error(stated, hit) > 0.15
+    assert expected_calibration_error(mapped, hit) < 0.03
+    assert apply_calibration(np.array([0.5]), knots)[0] == pytest.approx(0.3, abs=0.05)
+
+
+def test_calibration_with_too_few_known_ranges_is_the_identity():
+    knots = fit_calibration(np.array([0.9, 0.8]), np.array([0, 0]))
+    np.testing.assert_allclose(apply_calibration(np.array([0.1, 0.7]), knots), [0.1, 0.7])

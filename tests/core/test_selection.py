@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.wait.selection import HedgeSelector, Pool, adahedge
+from predictor.core.wait.selection import HedgeSelector, Pool, adahedge, flipflop
 
 
 def _stream(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -128,3 +128,32 @@ def test_plain_adahedge_keeps_the_whole_record_and_a_discount_forgets():
     assert adahedge(losses, discount=0.95)[-1, 1] > 0.99
     with pytest.raises(ValueError, match="discount"):
         adahedge(losses, discount=0.0)
+
+
+def _regret(weights: np.ndarray, losses: np.ndarray) -> float:
+    return float((weights[:-1] * losses).sum() - losses.sum(axis=0).min())
+
+
+def test_flipflop_follows_a_steady_leader_that_adahedge_averages_after_one_large_round():
+    """Expert 0 is best in every round; the first round's losses are 100x the others', which
+    fills AdaHedge's mixability gap so its weights stay spread. FlipFlop's leader never
+    changes, so it follows it from the second round on."""
+    losses = np.tile([1.0, 1.2, 1.25], (60, 1))
+    losses[0] = [100.0, 300.0, 300.0]
+    ada, ff = adahedge(losses), flipflop(losses)
+    assert ada[-1, 0] < 0.8
+    np.testing.assert_allclose(ff[1:, 0], 1.0)
+    assert _regret(ff, losses) < _regret(ada, losses)
+
+
+def test_flipflop_hedges_when_following_the_leader_fails():
+    """Two experts that take turns at losing 1: the leader loses every round (FTL's regret
+    grows as the rounds), and FlipFlop's regret stays within the paper's factor of AdaHedge's."""
+    losses = np.array([[0.5, 0.0]] + [[0.0, 1.0], [1.0, 0.0]] * 100)
+    ftl_regret = _regret(flipflop(losses, phi=1e12, alpha=1.0), losses)
+    assert ftl_regret > 90
+    assert _regret(flipflop(losses), losses) <= 2.37 * _regret(adahedge(losses), losses) + 5
+    np.testing.assert_allclose(flipflop(losses).sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="rule"):
+        HedgeSelector(_pool(np.zeros((2, 3)), np.ones(3), np.arange(3.0)), safe=0, zero=1,
+                      rule="median")  # fmt: skip

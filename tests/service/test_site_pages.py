@@ -116,3 +116,12 @@ def test_a_started_job_page_shows_the_error_of_its_arrival_time_start_prediction
     SiteJob.objects.filter(pk=row.pk).update(started_at=started)
     page = page_for(alice).get(f"/sites/{site.pk}/jobs/{row.pk}/").content.decode()
     assert 'id="start-check"' in page and "300 s later than predicted" in page
+
+
+def test_job_api_gives_a_held_job_the_same_why_block_as_its_page(site, alice, monkeypatch) -> None:
+    job = held_job(site, alice, monkeypatch)
+    body = api_for(alice).get(f"/api/sites/{site.pk}/jobs/{job['id']}/").data
+    assert body["state"] == "held"
+    assert body["why"]["reason"] == "hold"
+    assert "It is held by the hold queue for" in body["why"]["sentence"]
+    assert "Released now instead, it would start" in body["why"]["sooner"]["sentence"]

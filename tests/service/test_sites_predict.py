@@ -41,7 +41,9 @@ def test_predict_answers_with_dates_interval_rangesets_method_and_accuracy() -> 
     assert wait["confidence"] == 0.8 and wait["low_s"] <= wait["point_s"] <= wait["high_s"]
     assert body["predicted_start_s"] == wait["point_s"]
     assert body["predicted_end_s"] == pytest.approx(wait["point_s"] + body["runtime"]["point_s"])
-    assert sum(r["probability"] for r in body["runtime"]["ranges"]) == pytest.approx(1.0)
+    # calibrated: each range's probability is how often such ranges held on the tuning part,
+    # so together they give the chance that the runtime lies in some range (at most 1)
+    assert 0.0 < sum(r["probability"] for r in body["runtime"]["ranges"]) <= 1.0 + 1e-9
     assert body["method"]["wait"] and body["method"]["runtime"]
     assert body["accuracy"]["jobs"] == site_predict.CALIBRATION_JOBS
     start = dt.datetime.fromisoformat(body["predicted_start"].replace("Z", "+00:00"))

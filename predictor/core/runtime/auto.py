@@ -5,14 +5,23 @@ scored on the second half of the tuning part, the best success at coverage <= ``
 kept), then fits the chosen method on the whole tuning part; ``predict`` is that method's.
 ``fitted_info`` names the choice and the dev figures behind it, so every answer can say which
 method ran.
+
+Calibrated probabilities. A stated range probability should hold that often: the chosen
+method's ranges on the dev jobs give an isotonic map from stated to observed frequency
+(:func:`predictor.core.runtime.calibration.fit_calibration`, tuning part only), and every
+answer's range probabilities go through it (``calibrate=True``). They then sum to the chance
+that the runtime lies in *some* range (at most 1); the point estimate stays the chosen
+method's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from predictor.core.runtime.base import Progress, RuntimeEstimator
+from predictor.core.runtime.calibration import apply_calibration
 from predictor.core.runtime.choose import (
     COVERAGE_CEILING,
     RUNTIME_CANDIDATES,
@@ -30,7 +39,8 @@ class AutoRuntime(RuntimeEstimator):
     Parameters
     ----------
     candidates : registry names to choose from; ceiling : coverage ceiling (share);
-    max_dev : dev jobs scored; random_state : passed to every candidate;
+    max_dev : dev jobs scored; calibrate : map range probabilities through the dev fit's
+    calibration (module docstring); random_state : passed to every candidate;
     make : the registry's ``make_method`` (injected: this module does not import the registry).
     """
 
@@ -41,10 +51,12 @@ class AutoRuntime(RuntimeEstimator):
         candidates: Sequence[str] = RUNTIME_CANDIDATES,
         ceiling: float = COVERAGE_CEILING,
         max_dev: int = 3000,
+        calibrate: bool = True,
         random_state: int | None = 0,
         make: Callable[[str, int | None], Any] | None = None,
     ) -> None:
         self.candidates = candidates
+        self.calibrate = calibrate
         self.ceiling = ceiling
         self.max_dev = max_dev
         self.random_state = random_state
@@ -73,7 +85,52 @@ class AutoRuntime(RuntimeEstimator):
                 for k, v in c.scores.items()
             },
             "chosen_fitted": self.model_.fitted_info(),
+            "calibrated": bool(self.calibrate),
         }
 
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
-        return self.model_._predict(targets, progress)
+        pred = self.model_._predict(targets, progress)
+        return calibrated(pred, self.choice_.calibration) if self.calibrate else pred
+
+
+def calibrated(
+    pred: RuntimePrediction, knots: tuple[list[float], list[float]]
+) -> RuntimePrediction:
+    """``pred`` with every range probability mapped through the calibration ``knots``; each
+    rangeSet keeps its point estimate (module docstring)."""
+    return RuntimePrediction(
+        [
+            replace(r, probability=apply_calibration(r.probability, knots), point=r.point_s)
+            for r in pred.ranges
+        ]
+    )
+
+
+class CalibratedRuntime(RuntimeEstimator):
+    """A fitted runtime method whose answers state calibrated range probabilities.
+
+    The service's bundle wraps the method its tuning part chose (same name, same ranges,
+    same points) with the choice's calibration knots, so the answer of every path (the API,
+    the pages, molding) reads as :class:`AutoRuntime`'s. Attributes the wrapped method learned
+    (``functions_``, ``lam_``, ...) are read through.
+    """
+
+    def __init__(self, model: Any = None, knots: tuple[list[float], list[float]] | None = None):
+        self.model = model
+        self.knots = knots
+        self.name = str(getattr(model, "name", "base"))
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr in ("model", "knots", "name"):
+            raise AttributeError(attr)
+        return getattr(self.model, attr)
+
+    def fitted_info(self) -> dict[str, Any]:
+        return {**self.model.fitted_info(), "calibrated": self.knots is not None}
+
+    def _fitted(self) -> RuntimeContext:
+        return self.model._fitted()
+
+    def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        pred = self.model._predict(targets, progress)
+        return pred if self.knots is None else calibrated(pred, self.knots)

@@ -104,3 +104,25 @@ class OnlineRecalibration:
             iso.fit(prob[past], np.asarray(hit, dtype=float)[past])
             out[in_block] = iso.predict(prob[in_block])
         return out
+
+
+def fit_calibration(
+    prob: np.ndarray, hit: np.ndarray, min_ranges: int = 200
+) -> tuple[list[float], list[float]]:
+    """The isotonic map stated -> observed probability as knots ``(x, y)`` (JSON-ready).
+
+    Fitted on ranges whose outcome is known (the tuning part's dev jobs: ``hit`` = the actual
+    runtime fell inside). Fewer than ``min_ranges`` ranges: the identity ``([0, 1], [0, 1])``.
+    """
+    p = np.clip(np.asarray(prob, dtype=float), 0.0, 1.0)
+    h = np.asarray(hit, dtype=float)
+    if p.size < min_ranges:
+        return [0.0, 1.0], [0.0, 1.0]
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, h)
+    return [float(v) for v in iso.X_thresholds_], [float(v) for v in iso.y_thresholds_]
+
+
+def apply_calibration(prob: np.ndarray, knots: tuple[list[float], list[float]]) -> np.ndarray:
+    """Calibrated probabilities: the knots' piecewise-linear map (as isotonic ``predict``)."""
+    x, y = knots
+    return np.interp(np.clip(np.asarray(prob, dtype=float), 0.0, 1.0), x, y)

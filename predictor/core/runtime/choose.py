@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.runtime.calibration import expected_calibration_error
+from predictor.core.runtime.calibration import expected_calibration_error, fit_calibration
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.types import RuntimePrediction
@@ -48,6 +48,8 @@ class Choice:
 
     name : registry name; params : its ``get_params()``; fitted : what its dev fit learned.
     tuning_success, tuning_coverage, tuning_ece : its dev figures; scores : every candidate's.
+    calibration : knots of the isotonic map from its stated range probabilities to how often
+    they held on the dev jobs (:func:`predictor.core.runtime.calibration.fit_calibration`).
     reason : "best success at coverage <= ceiling" or "lowest coverage (none under ceiling)".
     """
 
@@ -61,6 +63,7 @@ class Choice:
     reason: str
     scores: dict[str, Score] = field(default_factory=dict)
     fitted: dict[str, Any] = field(default_factory=dict)
+    calibration: tuple[list[float], list[float]] = ([0.0, 1.0], [0.0, 1.0])
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -88,15 +91,23 @@ def score(pred: RuntimePrediction, run_s: np.ndarray, baseline_length_s: np.ndar
     length = pred.length_s
     has = base > 0
     coverage = float(length[has].sum() / base[has].sum()) if has.any() else float("nan")
-    prob = np.concatenate([r.probability for r in pred.ranges]) if len(pred) else np.zeros(0)
-    hit = np.concatenate(
-        [(r.low_s <= a) & (a <= r.high_s) for r, a in zip(pred.ranges, run, strict=True)]
-    ) if len(pred) else np.zeros(0, bool)  # fmt: skip
+    prob, hit = range_outcomes(pred, run)
     return Score(
         success=float(np.mean(pred.contains(run))) if run.size else float("nan"),
         coverage=coverage,
         ece=expected_calibration_error(prob, hit) if prob.size else float("nan"),
     )
+
+
+def range_outcomes(pred: RuntimePrediction, run_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every range's stated probability and whether the job's actual runtime fell in it."""
+    if not len(pred):
+        return np.zeros(0), np.zeros(0, bool)
+    prob = np.concatenate([r.probability for r in pred.ranges])
+    hit = np.concatenate(
+        [(r.low_s <= a) & (a <= r.high_s) for r, a in zip(pred.ranges, run_s, strict=True)]
+    )
+    return prob, hit
 
 
 def dev_split(ctx: RuntimeContext, max_dev: int = 3000) -> tuple[RuntimeContext, np.ndarray]:
@@ -140,9 +151,12 @@ def choose_runtime_method(
     run = ctx.run_s[rows]
     scores: dict[str, Score] = {}
     fitted: dict[str, dict[str, Any]] = {}
+    outcomes = {}
     for name in names:
         model = make(name, random_state).fit(dev)
-        scores[name] = score(model.predict_rows(rows), run, base)
+        pred = model.predict_rows(rows)
+        scores[name] = score(pred, run, base)
+        outcomes[name] = range_outcomes(pred, run)
         fitted[name] = model.fitted_info()
     best, reason = pick(scores, ceiling)
     s = scores[best]
@@ -150,4 +164,5 @@ def choose_runtime_method(
         name=best, params=make(best, random_state).get_params(), tuning_success=s.success,
         tuning_coverage=s.coverage, tuning_ece=s.ece, ceiling=ceiling, dev_jobs=int(rows.size),
         reason=reason, scores=scores, fitted=fitted[best],
+        calibration=fit_calibration(*outcomes[best]),
     )  # fmt: skip

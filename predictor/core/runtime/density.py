@@ -20,11 +20,22 @@ smallest coverage when no level reaches that bound. Between the grid's last leve
 bound and its first over it, ``refine`` bisection steps (in ``log lam``) look for the level
 that spends the coverage the bound allows (the grid's step of 10^0.25 left CTC's dev part at
 22.8 % coverage with the next step over 25 %, docs/results.md).
+
+Online level (``target_coverage``, default 0.24). A level fixed on the tuning part drifts
+(test coverage 14.9-25.9 % on the shared logs where the dev part gave 24.3-24.5 %). Coverage
+needs no outcome (range and baseline lengths are known at arrival), so per block of ``every``
+log rows the level is re-set to meet ``target_coverage`` on the ``window`` jobs before the
+block (:mod:`predictor.core.runtime.level`); ``lam_`` answers until ``MIN_WINDOW`` such jobs
+exist. ``every`` = 2,000 rows and ``window`` = 300 jobs bound the work at 0.15 extra answers
+per log row (a budget, not tuned: 0.5 per row made HPC2N's evaluation too slow to run here).
+The target sits one point under the 25 % ceiling the choice uses, margin for the drift from a
+window to the block after it. ``target_coverage=None`` keeps the fixed level.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,6 +52,7 @@ from predictor.core.runtime.combined import (
     select,
 )
 from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.level import block_of, level_for_coverage, window_rows
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.quantile import QuantileGBRange
@@ -50,6 +62,8 @@ from predictor.core.runtime.types import RuntimePrediction
 
 #: ``log10 lam`` per second tried on the tuning part (results.md, issue 12).
 LOG_LAM_GRID = tuple(np.arange(-3.5, -6.0 - 1e-9, -0.25))
+LOG_LAM_MARGIN = 1.0  # the online bisection may leave the grid by one decade each way
+MIN_WINDOW = 50  # fewer recent jobs than this: keep the tuning part's level
 
 
 class DensityRangeSet(RuntimeEstimator):
@@ -67,9 +81,15 @@ class DensityRangeSet(RuntimeEstimator):
         log_lam_grid: tuple[float, ...] = LOG_LAM_GRID,
         max_dev: int = 3000,
         refine: int = 3,
+        target_coverage: float | None = 0.24,
+        every: int = 2000,
+        window: int = 300,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
+        self.target_coverage = target_coverage
+        self.every = every
+        self.window = window
         self.refine = refine
         self.ratio = ratio
         self.decay = decay
@@ -81,9 +101,45 @@ class DensityRangeSet(RuntimeEstimator):
     def _learn(self, ctx: RuntimeContext) -> None:
         self.quantile_ = QuantileGBRange(random_state=self.random_state).fit(ctx)
         self.lam_, self.dev_ = self._choose_level(ctx)
+        self.baseline_ = BaselineRange().fit(ctx)
+        self._block_lam: dict[int, float] = {}
 
     def fitted_info(self) -> dict[str, Any]:
-        return {"lam_per_s": self.lam_, **self.dev_}
+        online = {"target_coverage": self.target_coverage, "every": self.every}
+        return {"lam_per_s": self.lam_, **self.dev_, **online, "window": self.window}
+
+    def _levels(self, n_before: np.ndarray) -> np.ndarray:
+        """Per target: the tuning part's ``lam_``, or with ``target_coverage`` its block's
+        level steered to that coverage on the recent past (:mod:`.level`)."""
+        target = self.target_coverage
+        if target is None:
+            return np.full(n_before.shape, self.lam_)
+        blocks = block_of(n_before, self.every)
+        for b in np.unique(blocks):
+            if int(b) not in self._block_lam:
+                self._block_lam[int(b)] = self._block_level(int(b), float(target))
+        return np.array([self._block_lam[int(b)] for b in blocks], dtype=float)
+
+    def _block_level(self, block: int, target: float) -> float:
+        """``lam`` whose coverage on the ``window`` jobs before the block meets the target."""
+        ctx = self.history_
+        rows = window_rows(ctx.run_s > 0, block * self.every, self.window, ctx.n_tune)
+        if rows.size < MIN_WINDOW:
+            return self.lam_
+        mix = self._mixtures(ctx, RuntimeTargets.from_rows(ctx, rows), self.quantile_)
+        base = self.baseline_.predict_rows(rows).length_s
+        has = base > 0
+        if not has.any():
+            return self.lam_
+        table = length_table([m for m, h in zip(mix, has, strict=True) if h])
+        total = float(base[has].sum())
+
+        def coverage_at(log_lam: float) -> float:
+            return table.length_at(10.0**log_lam) / total
+
+        grid = np.asarray(self.log_lam_grid, dtype=float)
+        lo, hi = float(grid.min()) - LOG_LAM_MARGIN, float(grid.max()) + LOG_LAM_MARGIN
+        return float(10.0 ** level_for_coverage(coverage_at, target, lo, hi))
 
     def _choose_level(self, ctx: RuntimeContext) -> tuple[float, dict[str, Any]]:
         """``lam`` with the best dev success at coverage <= ``max_coverage`` (module doc)."""
@@ -200,14 +256,65 @@ class DensityRangeSet(RuntimeEstimator):
         return RangeSet(low, high, mass / mass.sum(), level=level, support=support)
 
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
+        lams = self._levels(np.asarray(targets.n_before))
         mix = self._mixtures(self.history_, targets, self.quantile_)
         out = []
         step = max(len(mix) // 200, 1)
         for k, (pc, level, n, req) in enumerate(mix):
-            out.append(self._rangeset(pc, level, n, self.lam_, req))
+            out.append(self._rangeset(pc, level, n, float(lams[k]), req))
             if progress is not None and k % step == 0:
                 progress(k / len(mix))
         return RuntimePrediction(out)
+
+
+@dataclass(frozen=True)
+class LengthTable:
+    """Every kept piece of many jobs' densities (clipped as :func:`select` clips them): its
+    length, density and job; ``fixed_s`` is the summed length of the jobs answered
+    ``[1 s, requested time]`` whatever the level. Total rangeSet length at a level in one
+    vectorised pass (pieces tile the axis, so merging touching ones keeps the length)."""
+
+    length_s: np.ndarray
+    density: np.ndarray
+    owner: np.ndarray
+    top: np.ndarray
+    fixed_s: float
+
+    def length_at(self, lam: float) -> float:
+        """Summed length of the jobs' rangeSets at level ``lam`` (each at least its densest
+        piece, as :meth:`DensityRangeSet._rangeset`)."""
+        keep = self.density >= np.minimum(lam, self.top[self.owner])
+        return float(self.length_s[keep].sum()) + self.fixed_s
+
+
+def length_table(mix: list[tuple[Pieces, str, int, float]]) -> LengthTable:
+    """The :class:`LengthTable` of ``(pieces, level, support, requested)`` per job."""
+    lens, dens, owner, top, fixed = [], [], [], np.zeros(len(mix)), 0.0
+    for j, (pc, level, _, req) in enumerate(mix):
+        lo, hi, mass = _clipped(pc, req if req > 0 else None)
+        ok = mass > 0
+        if level == "none" or not ok.any():
+            fixed += max(req, MIN_RUNTIME_S) - MIN_RUNTIME_S
+            continue
+        d = mass[ok] / np.maximum(hi[ok] - lo[ok], 1e-12)
+        lens.append(hi[ok] - lo[ok])
+        dens.append(d)
+        owner.append(np.full(d.size, j))
+        top[j] = d.max()
+    if not lens:
+        return LengthTable(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), top, fixed)
+    cat = np.concatenate
+    return LengthTable(cat(lens), cat(dens), cat(owner).astype(np.int64), top, fixed)
+
+
+def _clipped(pc: Pieces, upper_s: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pieces' edges and masses clipped to ``[1 s, upper_s]`` as :func:`select` clips them."""
+    lo, hi, mass = pc.x[:-1], pc.x[1:], pc.m
+    if upper_s is not None:
+        u = max(upper_s, MIN_RUNTIME_S)
+        mass = mass * _kept_share(lo, hi, MIN_RUNTIME_S, u)
+        lo, hi = np.clip(lo, MIN_RUNTIME_S, u), np.clip(hi, MIN_RUNTIME_S, u)
+    return lo, hi, mass
 
 
 def _top_density(pc: Pieces, upper_s: float | None) -> float:

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from predictor.core import chunks
+from predictor.core.runtime.calibration import expected_calibration_error, reliability_table
+from predictor.core.runtime.choose import range_outcomes
 from predictor.core.runtime.history import RuntimeContext, build_context
 from predictor.core.runtime.metrics import runtime_metrics
 from predictor.core.runtime.params import RuntimeParams
@@ -50,6 +52,7 @@ def run_method(
     pred = chunks.predict_rows(
         model, rows, jobs=n_jobs, progress=progress, runner=runner, name=name
     )
+    prob, hit = range_outcomes(pred, ctx.run_s[rows])
     return {
         "success": pred.contains(ctx.run_s[rows]),
         "length": pred.length_s,
@@ -57,6 +60,8 @@ def run_method(
         "extra": {
             "levels": dict(Counter(pred.level.tolist())),
             "mean_ranges": float(np.mean([r.low_s.size for r in pred.ranges] or [0])),
+            "reliability": reliability_table(prob, hit),
+            "ece": expected_calibration_error(prob, hit) if prob.size else None,
             **model.fitted_info(),
         },
     }

@@ -20,7 +20,9 @@ from predictor.core.runtime.params import RuntimeParams
 
 @dataclass(frozen=True)
 class RangeSet:
-    """Disjoint runtime ranges (seconds) with probabilities summing to 1, sorted by low.
+    """Disjoint runtime ranges (seconds) with probabilities summing to 1, sorted by low
+    (a calibrated answer, ``auto``'s, sums to at most 1: the rest is the chance that the
+    runtime lies in no range).
 
     level : the history level that answered (``tuple``, ``user``, ``size``, ``all``, ``none``).
     support : history jobs behind the ranges. point : a method's own point prediction (a peer's

@@ -66,7 +66,8 @@ class AutoWait(WaitEstimator):
     candidates : registry names of the experts (``zero`` must stay in: the guard needs it).
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
-    round_size, window, guard_window, min_known, memory : :class:`HedgeSelector`.
+    round_size, window, guard_window, min_known, memory, rule : :class:`HedgeSelector`
+        (``rule="flipflop"`` is unmeasured on the shared logs, docs/results.md).
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -86,6 +87,7 @@ class AutoWait(WaitEstimator):
         guard_window: int = 3000,
         min_known: int = 50,
         memory: float = 3000.0,
+        rule: str = "adahedge",
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -99,6 +101,7 @@ class AutoWait(WaitEstimator):
         self.guard_window = guard_window
         self.min_known = min_known
         self.memory = memory
+        self.rule = rule
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -176,7 +179,7 @@ class AutoWait(WaitEstimator):
         return HedgeSelector(
             pool, safe=self.safe_index_, zero=self.zero_index_, round_size=self.round_size,
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
-            memory=self.memory,
+            memory=self.memory, rule=self.rule,
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:

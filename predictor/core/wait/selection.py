@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import logsumexp
 
 MIX, SAFE, ZERO = 0, 1, 2
 OPTION_NAMES = ("mix", "safe", "zero")
@@ -79,6 +80,53 @@ def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
         gap = discount * gap + max(h - mix, 0.0)
         cum = discount * cum + lr
     return out
+
+
+def flipflop(
+    losses: np.ndarray, discount: float = 1.0, phi: float = 2.37, alpha: float = 1.243
+) -> np.ndarray:
+    """FlipFlop weights (de Rooij et al. 2014, section 3, "Follow the leader if you can, hedge
+    if you must"): follow the leader while its cumulative mixability gap ``D_ftl`` stays under
+    ``phi / alpha`` times AdaHedge's ``D_ah``, else AdaHedge (``eta = ln(m) / D_ah``) until
+    ``D_ah`` exceeds ``alpha D_ftl``. Each regime adds its own rounds' gaps; FTL's mix loss is
+    ``min_c (L_c + l_c) - min_c L_c``. The regret is within a constant factor of both FTL's
+    and AdaHedge's (``phi``, ``alpha``: the paper's constants), so a site whose best expert
+    stays best is followed, not averaged. ``discount`` as in :func:`adahedge`.
+
+    Returns (R + 1, m) as :func:`adahedge`.
+    """
+    if not 0.0 < discount <= 1.0:
+        raise ValueError(f"discount must lie in (0, 1], got {discount}")
+    loss = np.atleast_2d(np.asarray(losses, dtype=float))
+    r_count, m = loss.shape
+    out = np.empty((r_count + 1, m))
+    cum = np.zeros(m)
+    gaps = {"ftl": 0.0, "ah": 0.0}
+    regime = "ftl"
+    for r in range(r_count + 1):
+        gap = 0.0 if regime == "ftl" else gaps["ah"]
+        w = _weights(cum, gap, m)
+        out[r] = w
+        if r == r_count:
+            break
+        lr = loss[r]
+        if gap == 0.0:  # eta = inf: the mix loss is the rise of the best cumulative loss
+            mix = float((cum + lr).min() - cum.min())
+        else:
+            eta = np.log(m) / gap
+            with np.errstate(divide="ignore"):  # log 0 = -inf for an expert of weight 0
+                mix = -float(logsumexp(np.log(w) - eta * lr)) / eta
+        gaps = {k: discount * v for k, v in gaps.items()}
+        gaps[regime] += max(float(w @ lr) - mix, 0.0)
+        cum = discount * cum + lr
+        if regime == "ftl" and gaps["ftl"] > phi / alpha * gaps["ah"]:
+            regime = "ah"
+        elif regime == "ah" and gaps["ah"] > alpha * gaps["ftl"]:
+            regime = "ftl"
+    return out
+
+
+WEIGHT_RULES = {"adahedge": adahedge, "flipflop": flipflop}
 
 
 def _weights(cum: np.ndarray, gap: float, m: int) -> np.ndarray:
@@ -141,6 +189,7 @@ class HedgeSelector:
     pool : the scored jobs (any order).
     safe : index of the fallback's ``safe`` expert; zero : index of always-zero.
     round_size, window, guard_window, min_known, memory : module docstring (in pool jobs).
+    rule : the weights, ``"adahedge"`` (:func:`adahedge`) or ``"flipflop"`` (:func:`flipflop`).
     """
 
     def __init__(
@@ -154,7 +203,11 @@ class HedgeSelector:
         guard_window: int = 3000,
         min_known: int = 50,
         memory: float = 3000.0,
+        rule: str = "adahedge",
     ) -> None:
+        if rule not in WEIGHT_RULES:
+            raise ValueError(f"rule must be one of {sorted(WEIGHT_RULES)}, got {rule!r}")
+        self.rule = rule
         if round_size < 1 or window < 1 or guard_window < 1 or min_known < 1:
             raise ValueError("round_size, window, guard_window and min_known must be >= 1")
         if memory < round_size:
@@ -176,7 +229,7 @@ class HedgeSelector:
         used = inside[: n_rounds * size]
         err = np.abs(p.pred_s[:, used] - p.wait_s[used])
         losses = err.reshape(err.shape[0], n_rounds, size).mean(axis=2).T
-        self.weights_ = adahedge(losses, 1.0 - size / self.memory)
+        self.weights_ = WEIGHT_RULES[self.rule](losses, 1.0 - size / self.memory)
         self.max_known_ = np.concatenate([[0.0], np.maximum.accumulate(p.wait_s)])
         # the rule's own answers on the pool, each at its job's arrival (for fallback and guard)
         known = self.known(p.row, p.arrival_s)

@@ -101,6 +101,7 @@ class Command(BaseCommand):
                 f"{r['coverage_median']:>9.1%}{r['aae_s']:>10.0f}{r['mean_pct_error']:>11.1%}"
                 f"{r['seconds']:>9.1f}"
             )
+        self._reliability(evaluation["methods"])
         rs = evaluation["methods"].get("rangeset")
         if rs:
             levels = ", ".join(f"{k} {v}" for k, v in rs["levels"].items())
@@ -114,3 +115,19 @@ class Command(BaseCommand):
                 "smith templates: " + "; ".join("+".join(t) for t in smith["templates"]) or "none"
             )
         self.stdout.write(f"stored as evaluation run {run_id}")
+
+    def _reliability(self, methods: dict[str, Any]) -> None:
+        """Per method: ranges binned by stated probability, the mean stated probability and
+        how often the actual runtime fell in them (calibrated: the two agree), and the ECE."""
+        for name, r in methods.items():
+            rows = r.get("reliability")
+            if not rows:
+                continue
+            self.stdout.write(
+                f"\n{name}: range probabilities, stated vs observed (ECE {r['ece']:.3f})"
+            )
+            self.stdout.write(f"{'stated bin':<12}{'ranges':>8}{'stated':>8}{'observed':>10}")
+            for row in rows:
+                self.stdout.write(
+                    f"{row['bin']:<12}{row['ranges']:>8}{row['stated']:>8.3f}{row['observed']:>10.3f}"
+                )

@@ -1,0 +1,67 @@
+"""Density's level steered to a coverage target from the recent past (no outcome needed).
+
+Seed 002 ("End-to-End Predictions-Based Resource Management Framework for Supercomputer Jobs",
+section on runtime prediction) scores a rangeSet by success at a *coverage*: summed range
+length over the summed length of the baseline ``[min, max]`` of the job's level history
+(:mod:`predictor.core.runtime.metrics`). Both lengths are known when the job arrives, before
+its runtime is: coverage can be measured on past jobs without waiting for them to end.
+
+A level ``lam`` chosen once on the tuning part drifts away from the coverage it had there (on
+the shared logs, dev coverage 24.3-24.5 % became 14.9-25.9 % on the test parts, docs/results.md).
+So the level is re-set per block of ``every`` log rows: for block ``b`` (rows ``[b every,
+(b + 1) every)``), take the last ``window`` jobs with a positive runtime among the rows before
+``b every`` and after the tuning part (whose own level is the one fitted there; a model
+retrained on row blocks would also need one fit per tuning-part row), answer each at its own
+arrival (history ended before it), and bisect ``log lam``
+until their coverage ``sum length(lam) / sum baseline`` meets ``target``. Coverage falls as
+``lam`` rises, so the bisection keeps the lowest level whose coverage is ``<= target``.
+Everything read is known at the block's first arrival, so a target gets the same level alone
+or in a batch, from a log row or from a snapshot with the same ``n_before``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def level_for_coverage(
+    coverage_at: Callable[[float], float],
+    target: float,
+    log_lo: float,
+    log_hi: float,
+    steps: int = 10,
+) -> float:
+    """``log10 lam`` in ``[log_lo, log_hi]`` whose coverage is at most ``target`` and closest.
+
+    coverage_at : ``log10 lam -> coverage`` (non-increasing in the level).
+    Bisection: ``steps`` halvings keep ``coverage_at(hi) <= target < coverage_at(lo)``; returns
+    ``hi`` (``log_lo`` when even the lowest level stays under, ``log_hi`` when none does).
+    """
+    if not log_lo < log_hi:
+        raise ValueError(f"log_lo must be below log_hi, got {log_lo} and {log_hi}")
+    if coverage_at(log_lo) <= target:
+        return log_lo
+    lo, hi = log_lo, log_hi
+    for _ in range(steps):
+        mid = (lo + hi) / 2.0
+        if coverage_at(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def window_rows(positive: np.ndarray, end_row: int, window: int, start_row: int = 0) -> np.ndarray:
+    """The last ``window`` rows in ``[start_row, end_row)`` whose runtime is positive."""
+    lo = max(start_row, 0)
+    rows = np.flatnonzero(np.asarray(positive[lo : max(end_row, lo)], dtype=bool)) + lo
+    return rows[-window:].astype(np.int64)
+
+
+def block_of(n_before: np.ndarray, every: int) -> np.ndarray:
+    """Block index of each target: ``n_before // every`` (rows arrived before it)."""
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    return np.asarray(n_before, dtype=np.int64) // every

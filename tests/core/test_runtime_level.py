@@ -1,0 +1,69 @@
+"""Density's level steered online to a coverage target: bisection, windows, no look-ahead."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictor.core.runtime.choose import score
+from predictor.core.runtime.density import DensityRangeSet, length_table
+from predictor.core.runtime.history import build_context
+from predictor.core.runtime.level import block_of, level_for_coverage, window_rows
+from predictor.core.runtime.peers import BaselineRange
+from predictor.core.runtime.targets import RuntimeTargets
+from tests.core.test_runtime_density import PROCS, jobs_with_requests
+
+
+def test_bisection_keeps_the_lowest_level_whose_coverage_stays_under_the_target():
+    def coverage_at(log_lam: float) -> float:  # falls by 10x per decade of level
+        return 10.0 ** (-(log_lam + 5.0))
+
+    got = level_for_coverage(coverage_at, 0.2, -7.0, -3.0, steps=12)
+    assert coverage_at(got) <= 0.2 < coverage_at(got - 4.0 / 2**11)
+    assert level_for_coverage(coverage_at, 1e3, -7.0, -3.0) == -7.0  # all under: the lowest
+    assert level_for_coverage(coverage_at, 1e-9, -7.0, -3.0) == -3.0  # none under: the highest
+    with pytest.raises(ValueError, match="below"):
+        level_for_coverage(coverage_at, 0.2, -3.0, -7.0)
+
+
+def test_window_rows_are_the_last_positive_rows_before_the_block():
+    positive = np.array([1, 0, 1, 1, 0, 1, 1, 1], dtype=bool)
+    np.testing.assert_array_equal(window_rows(positive, 6, 3), [2, 3, 5])
+    assert window_rows(positive, 0, 3).size == 0
+    np.testing.assert_array_equal(window_rows(positive, 8, 5, start_row=4), [5, 6, 7])
+    np.testing.assert_array_equal(block_of(np.array([0, 99, 100, 250]), 100), [0, 0, 1, 2])
+
+
+def test_online_level_meets_the_coverage_target_on_its_window_and_never_looks_ahead():
+    jobs = jobs_with_requests(seed=6)
+    kw = {"target_coverage": 0.2, "every": 100, "window": 150}
+    method = DensityRangeSet(**kw).fit(build_context(jobs, PROCS, n_tune=200))
+    ctx = method.history_
+    rows = np.arange(300, 400)
+    method.predict_rows(rows)
+    lam = method._block_lam[3]
+    window = window_rows(ctx.run_s > 0, 300, 150, ctx.n_tune)  # after the tuning part only
+    assert window.min() >= 200
+    base = BaselineRange().fit(ctx).predict_rows(window).length_s
+    probe = DensityRangeSet(**{**kw, "target_coverage": None}).fit(ctx)
+    probe.lam_ = lam
+    assert score(probe.predict_rows(window), ctx.run_s[window], base).coverage <= 0.2 + 1e-9
+    changed = ctx.jobs.copy()  # runtimes from the block on change: its level does not
+    changed.loc[changed.index >= 300, "run_time"] = 99999.0
+    other = DensityRangeSet(**kw).fit(build_context(changed, PROCS, n_tune=200))
+    other.predict_rows(rows)
+    assert other._block_lam[3] == lam
+
+
+def test_length_table_gives_the_summed_length_of_the_rangesets_at_every_level():
+    method = DensityRangeSet(target_coverage=None).fit(
+        build_context(jobs_with_requests(seed=7), PROCS, n_tune=200)
+    )
+    ctx = method.history_
+    rows = np.arange(200, len(ctx.run_s), 3)
+    mix = method._mixtures(ctx, RuntimeTargets.from_rows(ctx, rows), method.quantile_)
+    table = length_table(mix)
+    for log_lam in (-7.0, -5.0, -4.0, -3.0, -1.0):
+        lam = 10.0**log_lam
+        want = sum(method._rangeset(pc, lv, n, lam, req).length_s for pc, lv, n, req in mix)
+        assert table.length_at(lam) == pytest.approx(want, rel=1e-9)
