@@ -87,6 +87,15 @@ def test_weighted_median_of_k_nearest():
     assert got[2] == 50.0
 
 
+def lengthen_unknown_waits(trace: pd.DataFrame, row: int, extra_s: float) -> None:
+    """Add ``extra_s`` to the waits of jobs that arrived before ``row`` but had not started
+    by its submit time (their waits were not known then); asserts there are some."""
+    start = (trace.submit_time + trace.wait_time).to_numpy()
+    pending = (trace.index < row) & (trace.wait_time >= 0) & (start > trace.submit_time.iat[row])
+    assert pending.sum() > 0
+    trace.loc[pending, "wait_time"] += extra_s
+
+
 def test_forced_chains_name_their_predictors(trace):
     ctx = context(trace, 300)
     targets = np.arange(350, 700, 11)
@@ -236,12 +245,7 @@ def test_later_jobs_cannot_change_an_earlier_prediction(trace, threshold):
     changed.loc[later, "requested_procs"] = 64
     # Jobs that arrived before row 450 but had not started by its submit time: their wait
     # was not known yet, so making it longer must not matter either.
-    start = (changed.submit_time + changed.wait_time).to_numpy()
-    pending = (
-        (changed.index < 450) & (changed.wait_time >= 0) & (start > changed.submit_time.iat[450])
-    )
-    assert pending.sum() > 0
-    changed.loc[pending, "wait_time"] += 5000
+    lengthen_unknown_waits(changed, 450, 5000)
     got = APQ(**params).fit(context(changed, 300)).predict_rows(targets)
     np.testing.assert_array_equal(got.wait_s, base.wait_s)
     np.testing.assert_array_equal(got.predictor, base.predictor)

@@ -7,7 +7,7 @@ import pytest
 
 from predictor.core.wait.apq import APQ
 from predictor.core.wait.apq_guard import guard_switch
-from tests.core.test_apq import context, synthetic_trace
+from tests.core.test_apq import context, lengthen_unknown_waits, synthetic_trace
 
 
 def switch(start, apq_err, fb_err, submit=(0.0, 10.0, 20.0), group=(1, 1, 1), **kw):
@@ -88,12 +88,7 @@ def test_guard_later_jobs_cannot_change_an_earlier_prediction(trace, scope):
     changed = trace.copy()
     later = changed.index >= 451
     changed.loc[later, "wait_time"] = changed.loc[later, "wait_time"] * 7 + 3
-    start = (changed.submit_time + changed.wait_time).to_numpy()
-    pending = (
-        (changed.index < 450) & (changed.wait_time >= 0) & (start > changed.submit_time.iat[450])
-    )
-    assert pending.sum() > 0
-    changed.loc[pending, "wait_time"] += 50000
+    lengthen_unknown_waits(changed, 450, 50000)
     got = APQ(**params).fit(context(changed, 300)).predict_rows(targets)
     np.testing.assert_array_equal(got.wait_s, base.wait_s)
     np.testing.assert_array_equal(got.predictor, base.predictor)
