@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -114,3 +117,18 @@ def test_block_target_is_the_setpoint_less_the_mean_drift_seen_before_the_block(
     other = DensityRangeSet(**kw).fit(build_context(changed, PROCS, n_tune=160))
     other.predict_rows(rows)
     assert other._block_lam[6] == method._block_lam[6]
+
+
+def test_a_model_pickled_before_the_feedback_keeps_answering_with_the_setpoint_alone():
+    kw = {"target_coverage": 0.2, "every": 80, "window": 80}
+    method = DensityRangeSet(**kw).fit(build_context(jobs_with_requests(seed=6), PROCS, n_tune=160))
+    new_fields = ("memory", "_block_u", "_block_drift", "_block_target")
+    old = {k: v for k, v in copy.deepcopy(method.__dict__).items() if k not in new_fields}
+    assert pickle.loads(pickle.dumps(method)).memory == 5  # a round trip keeps the new fields
+    legacy = DensityRangeSet.__new__(DensityRangeSet)
+    legacy.__setstate__(old)
+    rows = np.arange(480, 500)
+    legacy.predict_rows(rows)
+    method.predict_rows(rows)
+    assert legacy.memory == 0 and legacy._block_target[6] == 0.2
+    assert method._block_target[6] != 0.2  # the same log with the feedback: drifts seen

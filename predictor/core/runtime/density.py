@@ -116,6 +116,13 @@ class DensityRangeSet(RuntimeEstimator):
         self._block_u: dict[int, float | None] = {}  # level for the setpoint, per window
         self._block_drift: dict[int, float | None] = {}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A model pickled before the drift feedback answers as it did (``memory`` 0)."""
+        state.setdefault("memory", 0)
+        for cache in ("_block_target", "_block_u", "_block_drift"):
+            state.setdefault(cache, {})
+        self.__dict__.update(state)
+
     def fitted_info(self) -> dict[str, Any]:
         online = {"target_coverage": self.target_coverage, "every": self.every}
         steer = {"window": self.window, "memory": self.memory}
