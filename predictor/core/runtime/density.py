@@ -28,8 +28,10 @@ log rows the level is re-set to meet ``target_coverage`` on the ``window`` jobs 
 block (:mod:`predictor.core.runtime.level`); ``lam_`` answers until ``MIN_WINDOW`` such jobs
 exist. ``every`` = 2,000 rows and ``window`` = 300 jobs bound the work at 0.15 extra answers
 per log row (a budget, not tuned: 0.5 per row made HPC2N's evaluation too slow to run here).
-The target sits one point under the 25 % ceiling the choice uses, margin for the drift from a
-window to the block after it. ``target_coverage=None`` keeps the fixed level.
+The target sits one point under the 25 % ceiling the choice uses, less the mean drift from a
+window to the next block's tail over the last ``memory`` = 5 blocks, all past
+(:func:`predictor.core.runtime.level.feedback_target`; ``memory=0`` aims at the setpoint
+alone). ``target_coverage=None`` keeps the fixed level.
 """
 
 from __future__ import annotations
@@ -52,7 +54,12 @@ from predictor.core.runtime.combined import (
     select,
 )
 from predictor.core.runtime.history import RuntimeContext
-from predictor.core.runtime.level import block_of, level_for_coverage, window_rows
+from predictor.core.runtime.level import (
+    block_of,
+    feedback_target,
+    level_for_coverage,
+    window_rows,
+)
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.quantile import QuantileGBRange
@@ -84,12 +91,14 @@ class DensityRangeSet(RuntimeEstimator):
         target_coverage: float | None = 0.24,
         every: int = 2000,
         window: int = 300,
+        memory: int = 5,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
         self.target_coverage = target_coverage
         self.every = every
         self.window = window
+        self.memory = memory
         self.refine = refine
         self.ratio = ratio
         self.decay = decay
@@ -103,10 +112,21 @@ class DensityRangeSet(RuntimeEstimator):
         self.lam_, self.dev_ = self._choose_level(ctx)
         self.baseline_ = BaselineRange().fit(ctx)
         self._block_lam: dict[int, float] = {}
+        self._block_target: dict[int, float] = {}  # coverage each steered block aimed at
+        self._block_u: dict[int, float | None] = {}  # level for the setpoint, per window
+        self._block_drift: dict[int, float | None] = {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A model pickled before the drift feedback answers as it did (``memory`` 0)."""
+        state.setdefault("memory", 0)
+        for cache in ("_block_target", "_block_u", "_block_drift"):
+            state.setdefault(cache, {})
+        self.__dict__.update(state)
 
     def fitted_info(self) -> dict[str, Any]:
         online = {"target_coverage": self.target_coverage, "every": self.every}
-        return {"lam_per_s": self.lam_, **self.dev_, **online, "window": self.window}
+        steer = {"window": self.window, "memory": self.memory}
+        return {"lam_per_s": self.lam_, **self.dev_, **online, **steer}
 
     def _levels(self, n_before: np.ndarray) -> np.ndarray:
         """Per target: the tuning part's ``lam_``, or with ``target_coverage`` its block's
@@ -120,26 +140,52 @@ class DensityRangeSet(RuntimeEstimator):
                 self._block_lam[int(b)] = self._block_level(int(b), float(target))
         return np.array([self._block_lam[int(b)] for b in blocks], dtype=float)
 
-    def _block_level(self, block: int, target: float) -> float:
-        """``lam`` whose coverage on the ``window`` jobs before the block meets the target."""
+    def _block_level(self, block: int, setpoint: float) -> float:
+        """``lam`` whose coverage on the ``window`` jobs before the block meets the setpoint
+        less the mean drift of the last ``memory`` blocks (:func:`.level.feedback_target`)."""
+        window = None
+        for k in range(max(block - self.memory, 0), block + 1):
+            if k == block or k not in self._block_u:
+                window = self._observe(k, setpoint)
+        if window is None:
+            return self.lam_
+        past = range(block - self.memory + 1, block + 1)
+        drifts = [d for k in past if (d := self._block_drift.get(k)) is not None]
+        target = feedback_target(setpoint, drifts, self.max_coverage)
+        self._block_target[block] = target
+        return self._bisect(window, target)
+
+    def _observe(self, block: int, setpoint: float) -> LengthWindow | None:
+        """The window before ``block``; records its setpoint level ``u`` and the drift
+        ``coverage(window at u of the block before) - setpoint`` (:mod:`.level`)."""
+        window = self._window(block)
+        before = self._block_u.get(block - 1)
+        self._block_u[block] = None if window is None else self._bisect(window, setpoint)
+        drift = None if window is None or before is None else window.coverage(before) - setpoint
+        self._block_drift[block] = drift
+        return window
+
+    def _window(self, block: int) -> LengthWindow | None:
+        """Length table of the ``window`` jobs before the block (None: fewer than
+        ``MIN_WINDOW`` after the tuning part, or no baseline length)."""
         ctx = self.history_
         rows = window_rows(ctx.run_s > 0, block * self.every, self.window, ctx.n_tune)
         if rows.size < MIN_WINDOW:
-            return self.lam_
+            return None
         mix = self._mixtures(ctx, RuntimeTargets.from_rows(ctx, rows), self.quantile_)
         base = self.baseline_.predict_rows(rows).length_s
         has = base > 0
         if not has.any():
-            return self.lam_
+            return None
         table = length_table([m for m, h in zip(mix, has, strict=True) if h])
-        total = float(base[has].sum())
+        return LengthWindow(table, float(base[has].sum()))
 
-        def coverage_at(log_lam: float) -> float:
-            return table.length_at(10.0**log_lam) / total
-
+    def _bisect(self, window: LengthWindow, target: float) -> float:
+        """The lowest ``lam`` whose coverage on ``window`` is at most ``target``."""
         grid = np.asarray(self.log_lam_grid, dtype=float)
         lo, hi = float(grid.min()) - LOG_LAM_MARGIN, float(grid.max()) + LOG_LAM_MARGIN
-        return float(10.0 ** level_for_coverage(coverage_at, target, lo, hi))
+        log_lam = level_for_coverage(lambda v: window.coverage(10.0**v), target, lo, hi)
+        return float(10.0**log_lam)
 
     def _choose_level(self, ctx: RuntimeContext) -> tuple[float, dict[str, Any]]:
         """``lam`` with the best dev success at coverage <= ``max_coverage`` (module doc)."""
@@ -285,6 +331,18 @@ class LengthTable:
         piece, as :meth:`DensityRangeSet._rangeset`)."""
         keep = self.density >= np.minimum(lam, self.top[self.owner])
         return float(self.length_s[keep].sum()) + self.fixed_s
+
+
+@dataclass(frozen=True)
+class LengthWindow:
+    """A window's :class:`LengthTable` and its summed baseline length (seconds)."""
+
+    table: LengthTable
+    base_s: float
+
+    def coverage(self, lam: float) -> float:
+        """Coverage of the window's rangeSets at level ``lam``: summed length / baseline."""
+        return self.table.length_at(lam) / self.base_s
 
 
 def length_table(mix: list[tuple[Pieces, str, int, float]]) -> LengthTable:

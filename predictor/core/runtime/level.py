@@ -17,6 +17,16 @@ until their coverage ``sum length(lam) / sum baseline`` meets ``target``. Covera
 ``lam`` rises, so the bisection keeps the lowest level whose coverage is ``<= target``.
 Everything read is known at the block's first arrival, so a target gets the same level alone
 or in a batch, from a log row or from a snapshot with the same ``n_before``.
+
+Feedback on the drift (:func:`feedback_target`). A window's coverage is not its block's: the
+level met the setpoint on the 300 jobs before a block and the block's jobs came out wider or
+narrower (CTC and SDSC: 25.3 % against a 24 % setpoint). That drift is itself measurable
+from the past: for block ``k`` the window before it is the tail of block ``k - 1``, so
+``d_k = coverage(window_k at u_(k-1)) - setpoint``, with ``u_(k-1)`` the level the window before
+block ``k - 1`` gave for the setpoint, is how far coverage moved from one window to the next
+block's tail. Block ``b`` aims at ``setpoint - mean(d)`` over the last ``memory`` drifts
+(an integral-free, bounded-memory controller: a steady overshoot is taken off, a steady
+undershoot is spent, never above the ``ceiling``).
 """
 
 from __future__ import annotations
@@ -51,6 +61,17 @@ def level_for_coverage(
         else:
             lo = mid
     return hi
+
+
+def feedback_target(setpoint: float, drifts: list[float], ceiling: float) -> float:
+    """Coverage target of a block: ``min(setpoint - mean(drifts), ceiling)``, at least 0.
+
+    ``drifts``: the past blocks' ``d_k`` (module doc), newest last; none observed yet gives the
+    ``setpoint`` (capped by the ``ceiling``).
+    """
+    if not drifts:
+        return min(setpoint, ceiling)
+    return float(min(max(setpoint - float(np.mean(drifts)), 0.0), ceiling))
 
 
 def window_rows(positive: np.ndarray, end_row: int, window: int, start_row: int = 0) -> np.ndarray:
