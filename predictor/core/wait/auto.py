@@ -67,7 +67,7 @@ class AutoWait(WaitEstimator):
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule : :class:`HedgeSelector`
-        (``rule="flipflop"`` is unmeasured on the shared logs, docs/results.md).
+        (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md).
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.

@@ -1,0 +1,110 @@
+"""``auto``'s weight rules replayed on the same expert predictions (issue 20).
+
+    python benchmarks/replay_auto_rules.py $QUEUECAST_TRACES_DIR/<TRACE>.swf.gz \
+        [--simulate-waits] [--limit 5000] [--json OUT.json]
+
+Runs ``auto`` exactly as ``manage.py evaluate_wait --methods auto --limit 5000`` does (same
+targets, tuning part 20%, seed 0, the registered ``auto``), once. Its experts' predictions on
+the scored pool and on the targets are then kept, and every rule of
+:data:`predictor.core.wait.selection.WEIGHT_RULES` answers the same targets from them (the
+selector is rebuilt with that rule; nothing else changes). Prints, per rule, ``auto``'s AAE
+over always-zero's and over the best single expert's on those targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("swf")
+    parser.add_argument("--simulate-waits", action="store_true")
+    parser.add_argument("--limit", type=int, default=5000)
+    parser.add_argument("--json")
+    parser.add_argument("--keep", help="pickle the evaluation and auto here (to replay again)")
+    parser.add_argument("--load", help="replay a pickle written by --keep instead of running")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
+    import django
+
+    django.setup()
+    from predictor.core.wait.evaluate import evaluate_trace
+    from predictor.core.wait.registry import make_methods
+    from predictor.services.run_inputs import with_replayed_waits
+    from traces.core.swf import read_swf
+
+    t0 = time.process_time()
+    if args.load:
+        ev, methods = pickle.loads(Path(args.load).read_bytes())
+    else:
+        swf = read_swf(args.swf)
+        if args.simulate_waits:
+            swf = with_replayed_waits(swf)
+        methods = make_methods(["auto"], 0)  # as evaluate_swf: tune_fraction 0.2, seed 0
+        ev = evaluate_trace(swf.jobs, int(swf.machine_procs or 1), methods, limit=args.limit)
+    cpu = time.process_time() - t0
+    if args.keep:
+        try:
+            Path(args.keep).write_bytes(pickle.dumps((ev, methods)))
+        except Exception as exc:  # keeping is a convenience: replay anyway
+            print(f"could not keep the evaluation: {exc}")
+    rows = replay(ev, methods["auto"])
+    print(f"recorded auto {ev.results['auto']['aae_s'] / 3600:.3f} h")
+    print(f"{Path(args.swf).name}: {ev.selection.targets.size} targets, auto pass {cpu:.0f} CPU s")
+    for rule, row in rows.items():
+        print(
+            f"  {rule:9s} auto {row['auto_h']:.3f} h  vs zero {row['vs_zero']:.3f}  "
+            f"vs best {row['vs_best']:.3f} ({row['best']})  answered by {row['answered_by']}"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"cpu_s": cpu, "rules": rows}, indent=2))
+
+
+def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
+    """Each rule's answers on the evaluation's targets, from ``auto``'s kept predictions."""
+    import numpy as np
+
+    from predictor.core.wait.auto import outside_seen
+    from predictor.core.wait.selection import WEIGHT_RULES
+    from predictor.core.wait.targets import WaitTargets
+
+    pred = ev.predictions["auto"]
+    names = list(method.methods_)
+    experts = np.stack([np.asarray(pred.extra[f"candidate_{n}_s"]) for n in names])
+    history = method._fitted()
+    targets = WaitTargets.from_rows(history, ev.selection.targets)
+    wait = history.jobs["wait_time"].to_numpy(dtype=float)[ev.selection.targets]
+    col = method._user_col(history)
+    feats = np.c_[targets.summary[:, col], targets.wait_count]
+    outside = outside_seen(feats, method.seen_max_, method.outside_factor)
+    aae = {n: float(np.abs(experts[k] - wait).mean()) for k, n in enumerate(names)}
+    best = min((n for n in names), key=aae.__getitem__)
+    out = {}
+    for rule in WEIGHT_RULES:
+        method.rule = rule
+        sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
+        res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
+        a = float(np.abs(res.wait_s - wait).mean())
+        by, counts = np.unique(res.answered_by.astype(str), return_counts=True)
+        out[rule] = {
+            "auto_h": a / 3600, "vs_zero": a / aae["zero"], "vs_best": a / aae[best],
+            "best": best, "experts_h": {n: v / 3600 for n, v in aae.items()},
+            "answered_by": {str(b): int(c) for b, c in zip(by, counts, strict=True)},
+        }  # fmt: skip
+    return out
+
+
+if __name__ == "__main__":
+    main()
