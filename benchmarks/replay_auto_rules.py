@@ -7,8 +7,11 @@ Runs ``auto`` exactly as ``manage.py evaluate_wait --methods auto --limit 5000``
 targets, tuning part 20%, seed 0, the registered ``auto``), once. Its experts' predictions on
 the scored pool and on the targets are then kept, and every rule of
 :data:`predictor.core.wait.selection.WEIGHT_RULES` answers the same targets from them (the
-selector is rebuilt with that rule; nothing else changes). Prints, per rule, ``auto``'s AAE
-over always-zero's and over the best single expert's on those targets.
+selector is rebuilt with that rule; nothing else changes), once per guard answer and fallback
+option set of :data:`~predictor.core.wait.selection.GUARD_ANSWERS` and ``FALLBACK_AMONG``
+(``rule`` alone: today's "zero" and "safe"; ``+guard_<answer>``, ``+fallback_<among>``:
+the others). Prints, per variant, ``auto``'s AAE over always-zero's and over the best single
+expert's on those targets.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def main() -> None:
     print(f"{Path(args.swf).name}: {ev.selection.targets.size} targets, auto pass {cpu:.0f} CPU s")
     for rule, row in rows.items():
         print(
-            f"  {rule:9s} auto {row['auto_h']:.3f} h  vs zero {row['vs_zero']:.3f}  "
+            f"  {rule:42s} auto {row['auto_h']:.3f} h  vs zero {row['vs_zero']:.3f}  "
             f"vs best {row['vs_best']:.3f} ({row['best']})  answered by {row['answered_by']}"
         )
     if args.json:
@@ -77,7 +80,7 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
     import numpy as np
 
     from predictor.core.wait.auto import outside_seen
-    from predictor.core.wait.selection import WEIGHT_RULES
+    from predictor.core.wait.selection import FALLBACK_AMONG, GUARD_ANSWERS, WEIGHT_RULES
     from predictor.core.wait.targets import WaitTargets
 
     pred = ev.predictions["auto"]
@@ -92,13 +95,15 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
     aae = {n: float(np.abs(experts[k] - wait).mean()) for k, n in enumerate(names)}
     best = min((n for n in names), key=aae.__getitem__)
     out = {}
-    for rule in WEIGHT_RULES:
-        method.rule = rule
+    combos = [(r, g, f) for r in WEIGHT_RULES for g in GUARD_ANSWERS for f in FALLBACK_AMONG]
+    for rule, guard, among in combos:
+        method.rule, method.guard_answer, method.fallback_among = rule, guard, among
         sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
         res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
         a = float(np.abs(res.wait_s - wait).mean())
         by, counts = np.unique(res.answered_by.astype(str), return_counts=True)
-        out[rule] = {
+        key = rule + ("" if guard == "zero" else f"+guard_{guard}")
+        out[key + ("" if among == "safe" else f"+fallback_{among}")] = {
             "auto_h": a / 3600, "vs_zero": a / aae["zero"], "vs_best": a / aae[best],
             "best": best, "experts_h": {n: v / 3600 for n, v in aae.items()},
             "answered_by": {str(b): int(c) for b, c in zip(by, counts, strict=True)},

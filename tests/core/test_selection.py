@@ -64,6 +64,28 @@ def test_the_guard_answers_zero_once_the_rule_has_lost_to_it():
     assert np.mean(np.abs(got.wait_s[late] - wait[late])) <= np.mean(wait[late]) * 1.001
 
 
+def test_a_guard_answering_recent_best_picks_the_expert_best_over_its_window():
+    """Expert 0 is exact then 9 000 s late, expert 1 the reverse, expert 2 is zero. With no
+    forgetting the mix stays on expert 0, then on zero (expert 1's old losses weigh), and loses
+    to zero over a short guard window after the change, so the guard fires; over that window
+    expert 1 is exact, so it answers, not zero."""
+    arrival, wait = _stream(4000, seed=8)
+    first = np.arange(4000) < 2500
+    pred = np.stack(
+        [wait + np.where(first, 0.0, 9000.0), wait + np.where(first, 9000.0, 0.0), 0 * wait]
+    )
+    kw = {"safe": 0, "zero": 2, "guard_window": 200, "memory": 1e9}
+    best = _ask(HedgeSelector(_pool(pred, wait, arrival), guard_answer="recent_best", **kw),
+                pred, arrival)  # fmt: skip
+    zero = _ask(HedgeSelector(_pool(pred, wait, arrival), **kw), pred, arrival)
+    # once the guard window (200 known jobs) holds only jobs after the change
+    fired = np.char.startswith(zero.answered_by.astype(str), "guard:") & (np.arange(4000) > 2750)
+    assert fired.sum() > 200
+    assert np.all(zero.answered_by[fired] == "guard:zero")
+    assert np.all(best.answered_by[fired] == "guard:expert1")
+    assert np.mean(np.abs(best.wait_s[fired] - wait[fired])) < 0.1 * np.mean(wait[fired])
+
+
 def test_the_mix_follows_the_best_expert_after_a_change():
     arrival, wait = _stream(8000, seed=4)
     first = np.arange(8000) < 2000
@@ -90,6 +112,23 @@ def test_outside_targets_get_the_option_measured_best_on_outside_jobs():
     assert np.all(got.answered_by[late & outside] == "fallback:safe")
     assert np.all(got.answered_by[late & ~outside] == "mix")
     assert np.mean(np.abs(got.wait_s[late] - wait[late])) < 0.1 * np.mean(wait)
+
+
+def test_a_fallback_among_all_experts_may_pick_one_that_is_not_the_safe_one():
+    arrival, wait = _stream(3000, seed=5)
+    outside = np.arange(3000) % 4 == 0
+    # expert 1 is exact outside but is not the safe expert (0, terrible outside)
+    e0 = np.where(outside, wait + 9000.0, wait)
+    e1 = np.where(outside, wait, wait + 9000.0)
+    pred = np.stack([e0, e1, np.zeros(3000)])
+    pool = _pool(pred, wait, arrival, outside)
+    kw = {"safe": 0, "zero": 2, "min_known": 20, "names": ("a", "b", "zero")}
+    safe = _ask(HedgeSelector(pool, **kw), pred, arrival, outside)
+    among = _ask(HedgeSelector(pool, fallback_among="all", **kw), pred, arrival, outside)
+    late = (safe.rounds >= 20) & outside
+    assert np.all(among.answered_by[late] == "fallback:b")
+    assert not np.any(safe.answered_by[late] == "fallback:b")
+    assert np.mean(np.abs(among.wait_s[late] - wait[late])) < 0.1 * np.mean(wait[late])
 
 
 def test_no_wait_is_read_before_its_job_started():
@@ -120,6 +159,9 @@ def test_settings_below_one_are_refused():
     arrival, wait = _stream(10)
     with pytest.raises(ValueError, match="round_size"):
         HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, round_size=0)
+    for bad in ({"guard_answer": "best"}, {"fallback_among": "any"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, **bad)
 
 
 def test_plain_adahedge_keeps_the_whole_record_and_a_discount_forgets():

@@ -66,7 +66,8 @@ class AutoWait(WaitEstimator):
     candidates : registry names of the experts (``zero`` must stay in: the guard needs it).
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
-    round_size, window, guard_window, min_known, memory, rule : :class:`HedgeSelector`
+    round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among :
+        :class:`HedgeSelector`
         (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md).
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
@@ -88,6 +89,8 @@ class AutoWait(WaitEstimator):
         min_known: int = 50,
         memory: float = 3000.0,
         rule: str = "adahedge",
+        guard_answer: str = "zero",
+        fallback_among: str = "safe",
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -102,6 +105,8 @@ class AutoWait(WaitEstimator):
         self.min_known = min_known
         self.memory = memory
         self.rule = rule
+        self.guard_answer = guard_answer
+        self.fallback_among = fallback_among
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -179,7 +184,8 @@ class AutoWait(WaitEstimator):
         return HedgeSelector(
             pool, safe=self.safe_index_, zero=self.zero_index_, round_size=self.round_size,
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
-            memory=self.memory, rule=self.rule,
+            memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
+            fallback_among=self.fallback_among, names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:

@@ -27,12 +27,17 @@ an expert's wild answer (one a small weight still lets through) cannot then cost
 
 **Fallback.** A target whose state lies outside the tuning part's (``outside``) is answered
 by the option among (mix, the ``safe`` expert, always-zero) with the lowest AAE over the last
-``window`` *outside* pool jobs known; the mix until ``min_known`` of them are known.
+``window`` *outside* pool jobs known; the mix until ``min_known`` of them are known. With
+``fallback_among="all"`` the options are the mix and every expert (labelled by name).
 
 **Guard.** If, over the last ``guard_window`` known pool jobs, the answers this rule would
 have given (mix or fallback, each at its job's own arrival) lost more than always-zero, or
-fewer than ``min_known`` pool jobs are known at all, the target gets zero. So ``auto`` is
-measured online against the safest answer and switches to it when it slips. Everything is a
+fewer than ``min_known`` pool jobs are known at all, the target gets zero
+(``guard_answer="zero"``). With ``guard_answer="recent_best"`` a guard that fires on the loss
+(not on too few known jobs) answers instead with the expert (zero among them) whose AAE over
+the same ``guard_window`` known pool jobs is lowest, capped as the options are: zero when zero
+is that expert, so the guarded answers lose no more than zero over that window. So ``auto``
+is measured online against the safest answer and switches to it when it slips. Everything is a
 function of the known pool jobs only: deterministic, and the same for a target asked alone
 or in a batch.
 """
@@ -47,6 +52,8 @@ from scipy.special import logsumexp
 
 MIX, SAFE, ZERO = 0, 1, 2
 OPTION_NAMES = ("mix", "safe", "zero")
+GUARD_ANSWERS = ("zero", "recent_best")
+FALLBACK_AMONG = ("safe", "all")
 
 
 def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
@@ -190,6 +197,11 @@ class HedgeSelector:
     safe : index of the fallback's ``safe`` expert; zero : index of always-zero.
     round_size, window, guard_window, min_known, memory : module docstring (in pool jobs).
     rule : the weights, ``"adahedge"`` (:func:`adahedge`) or ``"flipflop"`` (:func:`flipflop`).
+    guard_answer : what a fired guard answers, ``"zero"`` or ``"recent_best"`` (module
+        docstring).
+    fallback_among : the fallback's options besides the mix, ``"safe"`` (the safe expert and
+        zero) or ``"all"`` (every expert).
+    names : the experts' names, for ``answered_by`` ("guard:<name>"; default ``expert<k>``).
     """
 
     def __init__(
@@ -204,10 +216,22 @@ class HedgeSelector:
         min_known: int = 50,
         memory: float = 3000.0,
         rule: str = "adahedge",
+        guard_answer: str = "zero",
+        fallback_among: str = "safe",
+        names: Sequence[str] = (),
     ) -> None:
         if rule not in WEIGHT_RULES:
             raise ValueError(f"rule must be one of {sorted(WEIGHT_RULES)}, got {rule!r}")
-        self.rule = rule
+        if guard_answer not in GUARD_ANSWERS:
+            raise ValueError(f"guard_answer must be one of {GUARD_ANSWERS}, got {guard_answer!r}")
+        if fallback_among not in FALLBACK_AMONG:
+            raise ValueError(
+                f"fallback_among must be one of {FALLBACK_AMONG}, got {fallback_among!r}"
+            )
+        self.rule, self.guard_answer = rule, guard_answer
+        m = pool.pred_s.shape[0]
+        self.option_experts_ = [safe, zero] if fallback_among == "safe" else list(range(m))
+        self.names = tuple(names) or tuple("zero" if k == zero else f"expert{k}" for k in range(m))
         if round_size < 1 or window < 1 or guard_window < 1 or min_known < 1:
             raise ValueError("round_size, window, guard_window and min_known must be >= 1")
         if memory < round_size:
@@ -215,6 +239,7 @@ class HedgeSelector:
         self.memory = memory
         self.pool = pool.sorted()
         self.safe, self.zero = safe, zero
+        self.option_names_ = OPTION_NAMES if fallback_among == "safe" else ("mix", *self.names)
         self.round_size, self.window = round_size, window
         self.guard_window, self.min_known = guard_window, min_known
         self._prepare()
@@ -242,6 +267,9 @@ class HedgeSelector:
         rule = np.where(p.outside, self.options_[fb, np.arange(p.row.size)], self.options_[MIX])
         self.cum_rule_err_ = _cumsum0(np.abs(rule - p.wait_s))
         self.cum_zero_err_ = _cumsum0(np.abs(p.wait_s))
+        self.cum_expert_err_ = _cumsum0(
+            np.abs(np.minimum(p.pred_s, self.max_known_[known]) - p.wait_s)
+        )
 
     def known(self, n_before: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
         """Pool jobs known to each target (a prefix of the pool in start order): started by
@@ -256,13 +284,14 @@ class HedgeSelector:
         return self.cum_inside_[known] // self.round_size
 
     def _options(self, pred: np.ndarray, known: np.ndarray) -> np.ndarray:
-        """(3, n) the mix, the safe expert and zero, each capped at the longest known wait."""
+        """(1 + k, n) the mix and the fallback's k experts (the safe one and zero, or all),
+        each capped at the longest known wait."""
         cap = self.max_known_[known]
         mix = np.einsum("jm,mj->j", self.weights_[self.rounds(known)], pred)
-        return np.minimum(np.stack([mix, pred[self.safe], pred[self.zero]]), cap)
+        return np.minimum(np.vstack([mix, pred[self.option_experts_]]), cap)
 
     def _fallback(self, known: np.ndarray) -> np.ndarray:
-        """Option index (MIX, SAFE, ZERO) of lowest AAE over the last ``window`` outside pool
+        """Option index (of :meth:`_options`) of lowest AAE over the last ``window`` outside pool
         jobs among the first ``known``; MIX until ``min_known`` of them are known."""
         c_hi = self.cum_out_n_[known]
         c_lo = np.maximum(c_hi - self.window, 0)
@@ -270,6 +299,18 @@ class HedgeSelector:
         err = self.cum_out_err_[:, known] - self.cum_out_err_[:, lo]
         best = np.argmin(err, axis=0)
         return np.where(c_hi - c_lo >= self.min_known, best, MIX)
+
+    def _guard_pick(self, known: np.ndarray, lo: np.ndarray, count: np.ndarray) -> np.ndarray:
+        """Expert a fired guard answers with: zero, or (``recent_best``, given ``min_known``
+        known pool jobs) the one of lowest capped AAE over pool jobs ``lo`` to ``known``."""
+        pick = np.full(known.size, self.zero)
+        if self.guard_answer == "zero":
+            return pick
+        err = self.cum_expert_err_[:, known] - self.cum_expert_err_[:, lo]
+        best = np.argmin(err, axis=0)
+        cols = np.arange(known.size)
+        better = (count >= self.min_known) & (err[best, cols] < err[self.zero, cols])  # ties: zero
+        return np.where(better, best, pick)
 
     def select(
         self, pred_s: np.ndarray, n_before: np.ndarray, known_at_s: np.ndarray, outside: np.ndarray
@@ -283,14 +324,17 @@ class HedgeSelector:
         fb = self._fallback(known)
         out = np.asarray(outside, dtype=bool)
         answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
-        by = np.where(out, np.char.add("fallback:", np.array(OPTION_NAMES)[fb]), "mix")
+        by = np.where(out, np.char.add("fallback:", np.array(self.option_names_)[fb]), "mix")
         lo = np.maximum(known - self.guard_window, 0)
         count = known - lo
         rule = self.cum_rule_err_[known] - self.cum_rule_err_[lo]
         zero = self.cum_zero_err_[known] - self.cum_zero_err_[lo]
         guard = (count < self.min_known) | (rule > zero)
-        answer = np.where(guard, pred[self.zero], answer)
-        by = np.where(guard, "guard:zero", by).astype(object)
+        pick = self._guard_pick(known, lo, count)
+        guarded = np.minimum(pred[pick, np.arange(n)], self.max_known_[known])
+        answer = np.where(guard, guarded, answer)
+        label = np.char.add("guard:", np.array(self.names)[pick])
+        by = np.where(guard, label, by).astype(object)
         with np.errstate(invalid="ignore", divide="ignore"):
             return Selection(
                 wait_s=np.maximum(answer, 0.0), answered_by=by,
