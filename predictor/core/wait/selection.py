@@ -56,6 +56,14 @@ GUARD_ANSWERS = ("zero", "recent_best")
 FALLBACK_AMONG = ("safe", "all")
 
 
+def _rounds(losses: np.ndarray, discount: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (R, m) loss matrix, checked, and the (R + 1, m) weight rows to fill."""
+    if not 0.0 < discount <= 1.0:
+        raise ValueError(f"discount must lie in (0, 1], got {discount}")
+    loss = np.atleast_2d(np.asarray(losses, dtype=float))
+    return loss, np.empty((loss.shape[0] + 1, loss.shape[1]))
+
+
 def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
     """AdaHedge weights before each round and after the last (module docstring).
 
@@ -64,11 +72,8 @@ def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
         AdaHedge; below 1 the weights follow a site that changes).
     Returns (R + 1, m): row ``r`` holds the weights given the first ``r`` rounds.
     """
-    if not 0.0 < discount <= 1.0:
-        raise ValueError(f"discount must lie in (0, 1], got {discount}")
-    loss = np.atleast_2d(np.asarray(losses, dtype=float))
+    loss, out = _rounds(losses, discount)
     r_count, m = loss.shape
-    out = np.empty((r_count + 1, m))
     cum = np.zeros(m)
     gap = 0.0
     for r in range(r_count + 1):
@@ -102,11 +107,8 @@ def flipflop(
 
     Returns (R + 1, m) as :func:`adahedge`.
     """
-    if not 0.0 < discount <= 1.0:
-        raise ValueError(f"discount must lie in (0, 1], got {discount}")
-    loss = np.atleast_2d(np.asarray(losses, dtype=float))
+    loss, out = _rounds(losses, discount)
     r_count, m = loss.shape
-    out = np.empty((r_count + 1, m))
     cum = np.zeros(m)
     gaps = {"ftl": 0.0, "ah": 0.0}
     regime = "ftl"
