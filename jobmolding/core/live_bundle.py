@@ -40,11 +40,16 @@ class QueueAnswer(RequestAnswer):
     queue_wait_s: float | None = None
 
 
+def runtime_ranges(bundle: FittedBundle, snapshot: Snapshot, batch: RequestBatch) -> list[RangeSet]:
+    """The bundle's runtime rangeSets for ``batch`` (as ``predict_requests`` gives them)."""
+    snap = replace(snapshot, history=bundle.jobs)
+    return list(bundle.runtime.predict(snap, batch).ranges)
+
+
 def _points(bundle: FittedBundle, snapshot: Snapshot, batch: RequestBatch) -> np.ndarray:
     if len(batch) == 0:
         return np.zeros(0)
-    snap = replace(snapshot, history=bundle.jobs)
-    return np.array([r.point_s for r in bundle.runtime.predict(snap, batch).ranges], float)
+    return np.array([r.point_s for r in runtime_ranges(bundle, snapshot, batch)], float)
 
 
 def queue_starts(
@@ -114,4 +119,5 @@ class LiveBundle:
         return np.array([a.wait_s for a in answers], float), [a.runtime for a in answers]
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
-        return [a.runtime for a in self.answers(snapshot, requests)]
+        """The runtime rangeSets alone: no wait prediction and no forward EASY run."""
+        return runtime_ranges(self.bundle, snapshot, requests)
