@@ -154,13 +154,14 @@ def user_number(name: str) -> int:
 def live_jobs(site: Site, jobs: list[BackendJob]) -> list[LiveJob]:
     """Backend jobs as the predictor's :class:`LiveJob` (site seconds)."""
     out = []
+    numbers = job_numbers([j.backend_id for j in jobs])
     for k, j in enumerate(jobs):
         request = JobRequest(
             user=user_number(j.user),
             procs=max(int(j.procs), 1),
             req_time_s=j.time_limit_s if np.isfinite(j.time_limit_s) else 0.0,
             submit_s=site_seconds(site, j.submit_ts),
-            job_id=_job_number(j.backend_id, k),
+            job_id=numbers[k],
         )
         if j.state == RUNNING:
             start = site_seconds(site, j.start_ts) if j.start_ts else None
@@ -170,6 +171,21 @@ def live_jobs(site: Site, jobs: list[BackendJob]) -> list[LiveJob]:
     return out
 
 
-def _job_number(backend_id: str, k: int) -> int:
+def job_numbers(backend_ids: list[str]) -> list[int]:
+    """One distinct job number per backend id: its digits (a Slurm id as it is), or, when
+    those are missing or already taken (the simulated site's ``t0-2`` and ``q2``), the next
+    number above every id's digits. Queue starts are matched back to jobs by this number."""
+    parsed = [_digits(b) for b in backend_ids]
+    spare = max((n for n in parsed if n is not None), default=-1) + 1
+    out, seen = [], set()
+    for n in parsed:
+        if n is None or n in seen:
+            n, spare = spare, spare + 1
+        seen.add(n)
+        out.append(n)
+    return out
+
+
+def _digits(backend_id: str) -> int | None:
     digits = "".join(c for c in backend_id if c.isdigit())
-    return int(digits[-15:]) if digits else k
+    return int(digits[-15:]) if digits else None
