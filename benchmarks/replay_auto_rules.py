@@ -10,8 +10,16 @@ the scored pool and on the targets are then kept, and every rule of
 selector is rebuilt with that rule; nothing else changes), once per guard answer and fallback
 option set of :data:`~predictor.core.wait.selection.GUARD_ANSWERS` and ``FALLBACK_AMONG``
 (``rule`` alone: today's "zero" and "safe"; ``+guard_<answer>``, ``+fallback_<among>``:
-the others). Prints, per variant, ``auto``'s AAE over always-zero's and over the best single
-expert's on those targets.
+the others), and once per guard window of ``GUARD_SPANS_S`` (``+span_<days>d``: counted in
+time; none: 3,000 pool jobs). Prints, per variant, ``auto``'s AAE over always-zero's and over
+the best single expert's on those targets.
+
+``--dev`` runs the same on the tuning part alone (the first 20% of the log's rows): its first
+half tunes, its second half is the test part (``tune_fraction`` 0.5). No row of the log's
+test part is read. ``--choose DEV.json ...`` then picks one variant for every log from those
+dev runs by one criterion, fixed before any run: the lowest worst case over the logs of
+``max(vs_zero, vs_best / 1.02)`` (at most 1 when both goals of issue 20 hold), ties by the
+lowest mean ``vs_best``, then today's default.
 """
 
 from __future__ import annotations
@@ -38,12 +46,17 @@ def main() -> None:
     parser.add_argument("--json")
     parser.add_argument("--keep", help="pickle the evaluation and auto here (to replay again)")
     parser.add_argument("--load", help="replay a pickle written by --keep instead of running")
+    parser.add_argument("--dev", action="store_true", help="the tuning part alone (see above)")
+    parser.add_argument("--choose", nargs="+", help="dev JSON files: print the chosen variant")
     args = parser.parse_args()
+    if args.choose:
+        print(json.dumps(choose([json.loads(Path(f).read_text()) for f in args.choose]), indent=2))
+        return
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
     import django
 
     django.setup()
-    from predictor.core.wait.evaluate import evaluate_trace
+    from predictor.core.wait.evaluate import evaluate_trace, select_targets
     from predictor.core.wait.registry import make_methods
     from predictor.services.run_inputs import with_replayed_waits
     from traces.core.swf import read_swf
@@ -56,7 +69,11 @@ def main() -> None:
         if args.simulate_waits:
             swf = with_replayed_waits(swf)
         methods = make_methods(["auto"], 0)  # as evaluate_swf: tune_fraction 0.2, seed 0
-        ev = evaluate_trace(swf.jobs, int(swf.machine_procs or 1), methods, limit=args.limit)
+        jobs, tune = swf.jobs, 0.2
+        if args.dev:  # the tuning part alone, split in halves
+            jobs, tune = jobs.iloc[: select_targets(jobs, 0.2).n_tune].reset_index(drop=True), 0.5
+        procs = int(swf.machine_procs or 1)
+        ev = evaluate_trace(jobs, procs, methods, tune_fraction=tune, limit=args.limit)
     cpu = time.process_time() - t0
     if args.keep:
         try:
@@ -72,7 +89,27 @@ def main() -> None:
             f"vs best {row['vs_best']:.3f} ({row['best']})  answered by {row['answered_by']}"
         )
     if args.json:
-        Path(args.json).write_text(json.dumps({"cpu_s": cpu, "rules": rows}, indent=2))
+        out = {"log": Path(args.swf).name, "dev": args.dev, "cpu_s": cpu, "rules": rows}
+        Path(args.json).write_text(json.dumps(out, indent=2))
+
+
+def choose(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The variant of lowest worst-case ``max(vs_zero, vs_best / 1.02)`` over the runs, ties
+    by mean ``vs_best``, then the default (module docstring)."""
+    keys = [k for k in runs[0]["rules"] if all(k in r["rules"] for r in runs)]
+
+    def goal(key: str) -> tuple[float, float, int]:
+        rows = [r["rules"][key] for r in runs]
+        worst = max(max(x["vs_zero"], x["vs_best"] / 1.02) for x in rows)
+        mean = sum(x["vs_best"] for x in rows) / len(rows)
+        return round(worst, 6), round(mean, 6), int(key != "adahedge")
+
+    ranked = sorted(keys, key=goal)
+    table = {
+        k: dict(zip(("worst_goal", "mean_vs_best", "not_default"), goal(k), strict=True))
+        for k in ranked
+    }
+    return {"logs": [r.get("log") for r in runs], "chosen": ranked[0], "ranked": table}
 
 
 def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
@@ -80,7 +117,12 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
     import numpy as np
 
     from predictor.core.wait.auto import outside_seen
-    from predictor.core.wait.selection import FALLBACK_AMONG, GUARD_ANSWERS, WEIGHT_RULES
+    from predictor.core.wait.selection import (
+        FALLBACK_AMONG,
+        GUARD_ANSWERS,
+        GUARD_SPANS_S,
+        WEIGHT_RULES,
+    )
     from predictor.core.wait.targets import WaitTargets
 
     pred = ev.predictions["auto"]
@@ -95,15 +137,23 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
     aae = {n: float(np.abs(experts[k] - wait).mean()) for k, n in enumerate(names)}
     best = min((n for n in names), key=aae.__getitem__)
     out = {}
-    combos = [(r, g, f) for r in WEIGHT_RULES for g in GUARD_ANSWERS for f in FALLBACK_AMONG]
-    for rule, guard, among in combos:
+    combos = [
+        (r, g, f, s)
+        for r in WEIGHT_RULES
+        for g in GUARD_ANSWERS
+        for f in FALLBACK_AMONG
+        for s in GUARD_SPANS_S
+    ]
+    for rule, guard, among, span in combos:
         method.rule, method.guard_answer, method.fallback_among = rule, guard, among
+        method.guard_span_s = span
         sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
         res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
         a = float(np.abs(res.wait_s - wait).mean())
         by, counts = np.unique(res.answered_by.astype(str), return_counts=True)
         key = rule + ("" if guard == "zero" else f"+guard_{guard}")
-        out[key + ("" if among == "safe" else f"+fallback_{among}")] = {
+        key += "" if among == "safe" else f"+fallback_{among}"
+        out[key + ("" if span is None else f"+span_{span / 86400:g}d")] = {
             "auto_h": a / 3600, "vs_zero": a / aae["zero"], "vs_best": a / aae[best],
             "best": best, "experts_h": {n: v / 3600 for n, v in aae.items()},
             "answered_by": {str(b): int(c) for b, c in zip(by, counts, strict=True)},

@@ -86,6 +86,44 @@ def test_a_guard_answering_recent_best_picks_the_expert_best_over_its_window():
     assert np.mean(np.abs(best.wait_s[fired] - wait[fired])) < 0.1 * np.mean(wait[fired])
 
 
+def test_a_guard_counted_in_time_measures_the_jobs_started_in_its_span():
+    """``recent_zero_aae_s`` is always-zero's AAE over the guard window: with a span, the known
+    pool jobs that started in the last ``span`` seconds, at least the newest ``min_known``."""
+    arrival, wait = _stream(2000, seed=11)
+    pred = np.stack([wait * 0.5, np.zeros(2000)])
+    span, min_known = 20000.0, 50
+    sel = HedgeSelector(
+        _pool(pred, wait, arrival), safe=0, zero=1, guard_span_s=span, min_known=min_known
+    )
+    got = _ask(sel, pred, arrival)
+    start = arrival + wait
+    for k in (300, 900, 1999):
+        known = np.flatnonzero((start <= arrival[k]) & (np.arange(2000) < k))
+        known = known[np.lexsort((known, start[known]))]
+        recent = known[start[known] >= arrival[k] - span]
+        window = recent if recent.size >= min_known else known[-min_known:]
+        assert got.recent_zero_aae_s[k] == pytest.approx(wait[window].mean())
+        assert window.size < 3000  # the window in jobs would hold every known job here
+
+
+def test_a_guard_counted_in_time_reacts_to_a_bad_stretch_the_job_window_averages_away():
+    """Expert 0 errs 20 000 s more on rows 1 000-1 499 and is exact elsewhere; expert 1 is
+    zero; no forgetting. Counted in jobs (3 000), the guard's window dilutes the stretch with
+    the good record before it and never fires there; counted in time (20 000 s, about 200 jobs
+    here) it fires within the stretch and the answers there err less."""
+    arrival, wait = _stream(4000, seed=12)
+    bad = (np.arange(4000) >= 1000) & (np.arange(4000) < 1500)
+    pred = np.stack([wait + np.where(bad, 20000.0, 0.0), np.zeros(4000)])
+    kw = {"safe": 0, "zero": 1, "memory": 1e9}
+    jobs = _ask(HedgeSelector(_pool(pred, wait, arrival), **kw), pred, arrival)
+    timed = _ask(HedgeSelector(_pool(pred, wait, arrival), guard_span_s=20000.0, **kw),
+                 pred, arrival)  # fmt: skip
+    assert not np.any(jobs.answered_by[bad] == "guard:zero")
+    assert np.sum(timed.answered_by[bad] == "guard:zero") > 100
+    err = {k: np.mean(np.abs(g.wait_s[bad] - wait[bad])) for k, g in (("j", jobs), ("t", timed))}
+    assert err["t"] < 0.7 * err["j"]
+
+
 def test_the_mix_follows_the_best_expert_after_a_change():
     arrival, wait = _stream(8000, seed=4)
     first = np.arange(8000) < 2000
@@ -159,7 +197,7 @@ def test_settings_below_one_are_refused():
     arrival, wait = _stream(10)
     with pytest.raises(ValueError, match="round_size"):
         HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, round_size=0)
-    for bad in ({"guard_answer": "best"}, {"fallback_among": "any"}):
+    for bad in ({"guard_answer": "best"}, {"fallback_among": "any"}, {"guard_span_s": 0.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, **bad)
 

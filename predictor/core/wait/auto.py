@@ -66,8 +66,8 @@ class AutoWait(WaitEstimator):
     candidates : registry names of the experts (``zero`` must stay in: the guard needs it).
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
-    round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among :
-        :class:`HedgeSelector`
+    round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
+    guard_span_s : :class:`HedgeSelector`
         (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md).
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
@@ -91,6 +91,7 @@ class AutoWait(WaitEstimator):
         rule: str = "adahedge",
         guard_answer: str = "zero",
         fallback_among: str = "safe",
+        guard_span_s: float | None = None,
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -107,11 +108,17 @@ class AutoWait(WaitEstimator):
         self.rule = rule
         self.guard_answer = guard_answer
         self.fallback_among = fallback_among
+        self.guard_span_s = guard_span_s
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
         self.random_state = random_state
         self.make = make
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A model pickled before the guard could count time answers as it did."""
+        state.setdefault("guard_span_s", None)
+        self.__dict__.update(state)
 
     def _learn(self, history: WaitContext) -> None:
         if self.make is None:
@@ -185,7 +192,8 @@ class AutoWait(WaitEstimator):
             pool, safe=self.safe_index_, zero=self.zero_index_, round_size=self.round_size,
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
             memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
-            fallback_among=self.fallback_among, names=list(self.methods_),
+            fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
+            names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
