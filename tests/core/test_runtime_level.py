@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from predictor.core.runtime.choose import score
+from predictor.core.runtime.choose import dev_split, score
 from predictor.core.runtime.density import DensityRangeSet, length_table
 from predictor.core.runtime.history import build_context
 from predictor.core.runtime.level import (
@@ -44,7 +44,7 @@ def test_window_rows_are_the_last_positive_rows_before_the_block():
 
 def test_online_level_meets_the_coverage_target_on_its_window_and_never_looks_ahead():
     jobs = jobs_with_requests(seed=6)
-    kw = {"target_coverage": 0.2, "every": 100, "window": 150}
+    kw = {"target_coverage": 0.2, "setpoint_grid": (), "every": 100, "window": 150}
     method = DensityRangeSet(**kw).fit(build_context(jobs, PROCS, n_tune=200))
     ctx = method.history_
     rows = np.arange(300, 400)
@@ -99,7 +99,7 @@ def _window_coverage(method: DensityRangeSet, block: int, lam: float) -> float:
 
 def test_block_target_is_the_setpoint_less_the_mean_drift_seen_before_the_block():
     jobs = jobs_with_requests(seed=6)
-    kw = {"target_coverage": 0.2, "every": 80, "window": 80, "memory": 3}
+    kw = {"target_coverage": 0.2, "setpoint_grid": (), "every": 80, "window": 80, "memory": 3}
     method = DensityRangeSet(**kw).fit(build_context(jobs, PROCS, n_tune=160))
     rows = np.arange(480, 500)
     method.predict_rows(rows)  # block 6 alone: blocks 3..6 observed cold
@@ -120,9 +120,10 @@ def test_block_target_is_the_setpoint_less_the_mean_drift_seen_before_the_block(
 
 
 def test_a_model_pickled_before_the_feedback_keeps_answering_with_the_setpoint_alone():
-    kw = {"target_coverage": 0.2, "every": 80, "window": 80}
+    kw = {"target_coverage": 0.2, "setpoint_grid": (), "every": 80, "window": 80}
     method = DensityRangeSet(**kw).fit(build_context(jobs_with_requests(seed=6), PROCS, n_tune=160))
     new_fields = ("memory", "_block_u", "_block_drift", "_block_target")
+    new_fields += ("setpoint_grid", "setpoint_", "_windows")
     old = {k: v for k, v in copy.deepcopy(method.__dict__).items() if k not in new_fields}
     assert pickle.loads(pickle.dumps(method)).memory == 5  # a round trip keeps the new fields
     legacy = DensityRangeSet.__new__(DensityRangeSet)
@@ -132,3 +133,33 @@ def test_a_model_pickled_before_the_feedback_keeps_answering_with_the_setpoint_a
     method.predict_rows(rows)
     assert legacy.memory == 0 and legacy._block_target[6] == 0.2
     assert method._block_target[6] != 0.2  # the same log with the feedback: drifts seen
+
+
+def _dev_coverage(method: DensityRangeSet, ctx, setpoint: float) -> float:
+    """Coverage on the dev jobs of the online rule at ``setpoint``, fitted on the dev split."""
+    dev_ctx, rows = dev_split(ctx, method.max_dev)
+    base = BaselineRange().fit(dev_ctx).predict_rows(rows).length_s
+    kw = {k: getattr(method, k) for k in ("every", "window", "memory", "max_coverage")}
+    probe = DensityRangeSet(target_coverage=setpoint, setpoint_grid=(), **kw).fit(dev_ctx)
+    probe.lam_ = method.lam_  # the dev jobs' level where no window is known yet
+    return score(probe.predict_rows(rows), ctx.run_s[rows], base).coverage
+
+
+def test_the_setpoint_is_the_largest_of_the_grid_whose_dev_coverage_stays_under_the_ceiling():
+    jobs = jobs_with_requests(seed=6)
+    grid = (0.1, 0.2, 0.3, 0.4)
+    kw = {"every": 50, "window": 60, "max_coverage": 0.3, "setpoint_grid": grid}
+    ctx = build_context(jobs, PROCS, n_tune=300)
+    method = DensityRangeSet(**kw).fit(ctx)
+    cov = [_dev_coverage(method, ctx, s) for s in grid]
+    assert cov == sorted(cov) and cov[0] < cov[-1]  # the grid moves the dev coverage
+    want = max((s for s, c in zip(grid, cov, strict=True) if c <= 0.3), default=grid[0])
+    assert method.setpoint_ == want
+    assert method.fitted_info()["setpoint_dev_coverage"] == pytest.approx(
+        cov[grid.index(want)], abs=1e-4
+    )
+    changed = ctx.jobs.copy()  # the test part's runtimes change: the setpoint does not
+    changed.loc[changed.index >= 300, "run_time"] = 99999.0
+    assert DensityRangeSet(**kw).fit(build_context(changed, PROCS, n_tune=300)).setpoint_ == want
+    fixed = DensityRangeSet(**{**kw, "setpoint_grid": ()}).fit(ctx)
+    assert fixed.setpoint_ == fixed.target_coverage == 0.24

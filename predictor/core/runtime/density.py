@@ -32,6 +32,14 @@ The target sits one point under the 25 % ceiling the choice uses, less the mean 
 window to the next block's tail over the last ``memory`` = 5 blocks, all past
 (:func:`predictor.core.runtime.level.feedback_target`; ``memory=0`` aims at the setpoint
 alone). ``target_coverage=None`` keeps the fixed level.
+
+Setpoint chosen on the tuning part (``setpoint_grid``). One setpoint for every log left CTC
+0.2 points of success short at 24.4 % coverage while SDSC and HPC2N stayed at 19-23 %. So
+the setpoint is chosen per log on the same dev jobs as the level: the rule above runs on them
+(the dev fit's windows, all in the tuning part's second half) once per setpoint of the grid,
+and the largest setpoint whose dev coverage stays at or under ``max_coverage`` is kept (the
+grid's smallest when none does; ``target_coverage`` when no dev block is steered). An empty
+grid aims at ``target_coverage``.
 """
 
 from __future__ import annotations
@@ -71,6 +79,8 @@ from predictor.core.runtime.types import RuntimePrediction
 LOG_LAM_GRID = tuple(np.arange(-3.5, -6.0 - 1e-9, -0.25))
 LOG_LAM_MARGIN = 1.0  # the online bisection may leave the grid by one decade each way
 MIN_WINDOW = 50  # fewer recent jobs than this: keep the tuning part's level
+#: setpoints tried on the tuning part (module doc): 20 % to the 25 % ceiling in steps of 0.25 %
+SETPOINT_GRID = tuple(round(0.2 + 0.0025 * k, 4) for k in range(21))
 
 
 class DensityRangeSet(RuntimeEstimator):
@@ -92,9 +102,11 @@ class DensityRangeSet(RuntimeEstimator):
         every: int = 2000,
         window: int = 300,
         memory: int = 5,
+        setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
+        self.setpoint_grid = setpoint_grid
         self.target_coverage = target_coverage
         self.every = every
         self.window = window
@@ -109,29 +121,37 @@ class DensityRangeSet(RuntimeEstimator):
 
     def _learn(self, ctx: RuntimeContext) -> None:
         self.quantile_ = QuantileGBRange(random_state=self.random_state).fit(ctx)
-        self.lam_, self.dev_ = self._choose_level(ctx)
+        self.lam_, self.dev_, self.setpoint_ = self._choose_level(ctx)
         self.baseline_ = BaselineRange().fit(ctx)
+        self._windows: dict[int, LengthWindow | None] = {}
+        self._reset_blocks()
+
+    def _reset_blocks(self) -> None:
         self._block_lam: dict[int, float] = {}
         self._block_target: dict[int, float] = {}  # coverage each steered block aimed at
         self._block_u: dict[int, float | None] = {}  # level for the setpoint, per window
         self._block_drift: dict[int, float | None] = {}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """A model pickled before the drift feedback answers as it did (``memory`` 0)."""
+        """A model pickled before the drift feedback (``memory`` 0) or before the setpoint
+        was chosen on the tuning part (``target_coverage``) answers as it did."""
         state.setdefault("memory", 0)
-        for cache in ("_block_target", "_block_u", "_block_drift"):
+        state.setdefault("setpoint_grid", ())
+        state.setdefault("setpoint_", state.get("target_coverage"))
+        for cache in ("_block_target", "_block_u", "_block_drift", "_windows"):
             state.setdefault(cache, {})
         self.__dict__.update(state)
 
     def fitted_info(self) -> dict[str, Any]:
-        online = {"target_coverage": self.target_coverage, "every": self.every}
+        online = {"target_coverage": self.target_coverage, "setpoint": self.setpoint_}
+        online["every"] = self.every
         steer = {"window": self.window, "memory": self.memory}
         return {"lam_per_s": self.lam_, **self.dev_, **online, **steer}
 
     def _levels(self, n_before: np.ndarray) -> np.ndarray:
         """Per target: the tuning part's ``lam_``, or with ``target_coverage`` its block's
         level steered to that coverage on the recent past (:mod:`.level`)."""
-        target = self.target_coverage
+        target = self.setpoint_
         if target is None:
             return np.full(n_before.shape, self.lam_)
         blocks = block_of(n_before, self.every)
@@ -167,7 +187,12 @@ class DensityRangeSet(RuntimeEstimator):
 
     def _window(self, block: int) -> LengthWindow | None:
         """Length table of the ``window`` jobs before the block (None: fewer than
-        ``MIN_WINDOW`` after the tuning part, or no baseline length)."""
+        ``MIN_WINDOW`` after the tuning part, or no baseline length); kept per block."""
+        if block not in self._windows:
+            self._windows[block] = self._new_window(block)
+        return self._windows[block]
+
+    def _new_window(self, block: int) -> LengthWindow | None:
         ctx = self.history_
         rows = window_rows(ctx.run_s > 0, block * self.every, self.window, ctx.n_tune)
         if rows.size < MIN_WINDOW:
@@ -187,8 +212,9 @@ class DensityRangeSet(RuntimeEstimator):
         log_lam = level_for_coverage(lambda v: window.coverage(10.0**v), target, lo, hi)
         return float(10.0**log_lam)
 
-    def _choose_level(self, ctx: RuntimeContext) -> tuple[float, dict[str, Any]]:
-        """``lam`` with the best dev success at coverage <= ``max_coverage`` (module doc)."""
+    def _choose_level(self, ctx: RuntimeContext) -> tuple[float, dict[str, Any], float | None]:
+        """``lam`` with the best dev success at coverage <= ``max_coverage``, its dev figures,
+        and the online rule's setpoint chosen on the same dev jobs (module doc)."""
         grid = 10.0 ** np.asarray(self.log_lam_grid, dtype=float)
         half = ctx.n_tune // 2
         dev = np.arange(half, ctx.n_tune)
@@ -196,13 +222,14 @@ class DensityRangeSet(RuntimeEstimator):
         if dev.size > self.max_dev:
             dev = dev[np.linspace(0, dev.size - 1, self.max_dev).round().astype(np.int64)]
         if dev.size == 0:
-            return float(grid[len(grid) // 2]), {"dev_targets": 0}
+            return float(grid[len(grid) // 2]), {"dev_targets": 0}, self.target_coverage
         dev_ctx = copy.copy(ctx)  # same arrays; the GBM's tuning part is the first half only
         dev_ctx.n_tune = half
         quantile = QuantileGBRange(random_state=self.random_state).fit(dev_ctx)
         targets = RuntimeTargets.from_rows(dev_ctx, dev)
         mix = self._mixtures(dev_ctx, targets, quantile)
-        base = BaselineRange().fit(dev_ctx).predict_rows(dev).length_s
+        baseline = BaselineRange().fit(dev_ctx)
+        base = baseline.predict_rows(dev).length_s
         actual = ctx.run_s[dev]
 
         def dev_score(lam: float) -> tuple[float, float]:
@@ -224,7 +251,44 @@ class DensityRangeSet(RuntimeEstimator):
             "dev_success": round(float(success[best]), 4),
             "dev_coverage": round(float(coverage[best]), 4),
         }
-        return float(10.0 ** log_lam[best]), info
+        lam = float(10.0 ** log_lam[best])
+        shadow = copy.copy(self)  # the online rule on the dev jobs: the dev fit's parts
+        shadow.history_, shadow.quantile_, shadow.baseline_ = dev_ctx, quantile, baseline
+        shadow.lam_, shadow._windows = lam, {}
+        setpoint, steered = shadow._choose_setpoint(targets.n_before, mix, base)
+        return lam, {**info, **steered}, setpoint
+
+    def _choose_setpoint(
+        self, n_before: np.ndarray, mix: list[tuple[Pieces, str, int, float]], base: np.ndarray
+    ) -> tuple[float | None, dict[str, Any]]:
+        """The largest setpoint of the grid whose online rule keeps the coverage of the dev
+        jobs (``n_before``, ``mix``, baseline lengths ``base``) at or under ``max_coverage``
+        (module doc). Called on a copy fitted to the dev context."""
+        grid = sorted(self.setpoint_grid)
+        if self.target_coverage is None or not grid:
+            return self.target_coverage, {}
+        blocks = block_of(np.asarray(n_before), self.every)
+        has = base > 0
+        tables = {
+            int(b): length_table([mix[i] for i in np.flatnonzero((blocks == b) & has)])
+            for b in np.unique(blocks[has])
+        }
+        if all(self._window(b) is None for b in tables) or not has.any():
+            return self.target_coverage, {"setpoint_dev_blocks": 0}
+        coverage = []
+        for s in grid:
+            self.setpoint_ = s
+            self._reset_blocks()
+            lam = self._levels(np.array(sorted(tables), dtype=np.int64) * self.every)
+            length = sum(t.length_at(v) for t, v in zip(tables.values(), lam, strict=True))
+            coverage.append(length / float(base[has].sum()))
+        ok = [s for s, c in zip(grid, coverage, strict=True) if c <= self.max_coverage]
+        chosen = max(ok) if ok else grid[0]
+        info = {
+            "setpoint_dev_blocks": sum(self._window(b) is not None for b in tables),
+            "setpoint_dev_coverage": round(coverage[grid.index(chosen)], 4),
+        }
+        return chosen, info
 
     def _refine(
         self,
