@@ -32,8 +32,11 @@ undershoot is spent, never above the ``ceiling``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+
+from predictor.core.runtime.combined import MIN_RUNTIME_S, Pieces, _kept_share
 
 
 def level_for_coverage(
@@ -86,3 +89,65 @@ def block_of(n_before: np.ndarray, every: int) -> np.ndarray:
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
     return np.asarray(n_before, dtype=np.int64) // every
+
+
+@dataclass(frozen=True)
+class LengthTable:
+    """Every kept piece of many jobs' densities (clipped as :func:`select` clips them): its
+    length, density and job; ``fixed_s`` is the summed length of the jobs answered
+    ``[1 s, requested time]`` whatever the level. Total rangeSet length at a level in one
+    vectorised pass (pieces tile the axis, so merging touching ones keeps the length)."""
+
+    length_s: np.ndarray
+    density: np.ndarray
+    owner: np.ndarray
+    top: np.ndarray
+    fixed_s: float
+
+    def length_at(self, lam: float) -> float:
+        """Summed length of the jobs' rangeSets at level ``lam`` (each at least its densest
+        piece, as :meth:`DensityRangeSet._rangeset`)."""
+        keep = self.density >= np.minimum(lam, self.top[self.owner])
+        return float(self.length_s[keep].sum()) + self.fixed_s
+
+
+@dataclass(frozen=True)
+class LengthWindow:
+    """A window's :class:`LengthTable` and its summed baseline length (seconds)."""
+
+    table: LengthTable
+    base_s: float
+
+    def coverage(self, lam: float) -> float:
+        """Coverage of the window's rangeSets at level ``lam``: summed length / baseline."""
+        return self.table.length_at(lam) / self.base_s
+
+
+def length_table(mix: list[tuple[Pieces, str, int, float]]) -> LengthTable:
+    """The :class:`LengthTable` of ``(pieces, level, support, requested)`` per job."""
+    lens, dens, owner, top, fixed = [], [], [], np.zeros(len(mix)), 0.0
+    for j, (pc, level, _, req) in enumerate(mix):
+        lo, hi, mass = _clipped(pc, req if req > 0 else None)
+        ok = mass > 0
+        if level == "none" or not ok.any():
+            fixed += max(req, MIN_RUNTIME_S) - MIN_RUNTIME_S
+            continue
+        d = mass[ok] / np.maximum(hi[ok] - lo[ok], 1e-12)
+        lens.append(hi[ok] - lo[ok])
+        dens.append(d)
+        owner.append(np.full(d.size, j))
+        top[j] = d.max()
+    if not lens:
+        return LengthTable(np.zeros(0), np.zeros(0), np.zeros(0, np.int64), top, fixed)
+    cat = np.concatenate
+    return LengthTable(cat(lens), cat(dens), cat(owner).astype(np.int64), top, fixed)
+
+
+def _clipped(pc: Pieces, upper_s: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pieces' edges and masses clipped to ``[1 s, upper_s]`` as :func:`select` clips them."""
+    lo, hi, mass = pc.x[:-1], pc.x[1:], pc.m
+    if upper_s is not None:
+        u = max(upper_s, MIN_RUNTIME_S)
+        mass = mass * _kept_share(lo, hi, MIN_RUNTIME_S, u)
+        lo, hi = np.clip(lo, MIN_RUNTIME_S, u), np.clip(hi, MIN_RUNTIME_S, u)
+    return lo, hi, mass
