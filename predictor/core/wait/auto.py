@@ -42,9 +42,7 @@ OUTSIDE_FEATURE = "user_wait_count"  # with the queue's waiting-job count (``wai
 # Chosen on the tuning parts of the six shared logs (docs/results.md, "third pass"): of the
 # variants ``benchmarks/replay_auto_rules.py --dev`` replays, the lowest worst case over the
 # logs of max(AAE / zero's, AAE / best single's / 1.02), ties by the mean over best single's.
-DEFAULT_GUARD_ANSWER = "recent_best"
-DEFAULT_FALLBACK_AMONG = "all"
-DEFAULT_GUARD_SPAN_S = 30 * 86400.0
+DEFAULT_GUARD_ANSWER, DEFAULT_FALLBACK_AMONG, DEFAULT_GUARD_SPAN_S = "recent_best", "all", 30 * 86400.0
 
 
 def outside_seen(features: np.ndarray, seen_max: np.ndarray, factor: float = 1.0) -> np.ndarray:
