@@ -16,11 +16,10 @@ with always-zero among the experts.
    ``round_size`` started pool jobs; the answer is the weighted mean. A target whose state
    lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
    seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
-   183) gets the fallback measured on such jobs (the mix or any expert); a guard answers with
-   the expert best over its window (zero among them, ties to zero) whenever the rule has lost
-   to always-zero over the known pool jobs that started in the last 30 days (at least 50).
+   183) gets the fallback measured on such jobs; a guard answers 0 whenever the rule has lost
+   to always-zero over the last ``guard_window`` known pool jobs.
 
-Every answer names what ran (``predictor``: "mix", "fallback:<option>" or "guard:<expert>") and
+Every answer names what ran (``predictor``: "mix", "fallback:<option>" or "guard:zero") and
 carries the experts' weights and predictions in ``extra``.
 """
 
@@ -39,10 +38,6 @@ from predictor.core.wait.types import WaitContext, WaitPrediction
 
 CANDIDATES = ("apq", "ibl", "gbm", "qbets", "median", "zero")
 OUTSIDE_FEATURE = "user_wait_count"  # with the queue's waiting-job count (``wait_count``)
-# Chosen on the tuning parts of the six shared logs (docs/results.md, "third pass"): of the
-# variants ``benchmarks/replay_auto_rules.py --dev`` replays, the lowest worst case over the
-# logs of max(AAE / zero's, AAE / best single's / 1.02), ties by the mean over best single's.
-DEFAULT_GUARD_ANSWER, DEFAULT_FALLBACK_AMONG, DEFAULT_GUARD_SPAN_S = "recent_best", "all", 30 * 86400.0
 
 
 def outside_seen(features: np.ndarray, seen_max: np.ndarray, factor: float = 1.0) -> np.ndarray:
@@ -94,9 +89,9 @@ class AutoWait(WaitEstimator):
         min_known: int = 50,
         memory: float = 3000.0,
         rule: str = "adahedge",
-        guard_answer: str = DEFAULT_GUARD_ANSWER,
-        fallback_among: str = DEFAULT_FALLBACK_AMONG,
-        guard_span_s: float | None = DEFAULT_GUARD_SPAN_S,
+        guard_answer: str = "zero",
+        fallback_among: str = "safe",
+        guard_span_s: float | None = None,
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
