@@ -92,7 +92,7 @@ def choose_hold(
     setup: MoldingSetup,
     params: MoldingParams,
     run: Callable[[MoldingSetup, MoldingParams], Any],
-    molding: dict[str, float],
+    molding: dict[str, Any],
     thresholds: tuple[float, ...] = THRESHOLDS,
 ) -> dict[str, Any]:
     """The hold threshold for ``params`` (strategy delay, its molding guard set) on the
@@ -109,8 +109,8 @@ def choose_hold(
 
 def _lowest_never_worse(
     values: tuple[float, ...],
-    reference: dict[str, float],
-    figures: Callable[[float], dict[str, float]],
+    reference: dict[str, Any],
+    figures: Callable[[float], dict[str, Any]],
     name: str,
     flag: str,
     by_halves: bool = False,
@@ -119,13 +119,15 @@ def _lowest_never_worse(
     and mean bounded slowdown are no worse than ``reference``'s (1.0 when none is), and what
     each value gave (rows named ``name``, the test in ``flag``). ``by_halves``: no worse on
     each half of the acting part too (figures and reference carry ``halves``)."""
-    tried, best = [], (float("inf"), 1.0)
+    tried: list[dict[str, Any]] = []
+    best = (float("inf"), 1.0)
     for v in values:
         fig = figures(v)
         ok = no_worse(fig, reference)
         if by_halves and fig is not reference:
-            pairs = zip(fig.get("halves", []), reference.get("halves", []), strict=True)
-            ok = ok and all(no_worse(a, b) for a, b in pairs)
+            mine: list[dict[str, Any]] = fig.get("halves", [])
+            theirs: list[dict[str, Any]] = reference.get("halves", [])
+            ok = ok and all(no_worse(a, b) for a, b in zip(mine, theirs, strict=True))
         tried.append(
             {
                 name: v,
