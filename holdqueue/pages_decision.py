@@ -139,4 +139,4 @@ def start_check(job: Any) -> dict[str, Any] | None:
     predicted = base + dt.timedelta(seconds=float(chosen[0]["wait_s"]))
     error_s = (job.started_at - predicted).total_seconds()
     return {"predicted": predicted, "actual": job.started_at, "error_s": error_s,
-            "late": error_s > 0}  # fmt: skip
+            "late": error_s > 0, "off_by_s": abs(error_s)}  # fmt: skip

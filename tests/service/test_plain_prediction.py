@@ -47,6 +47,12 @@ def test_a_job_submitted_as_asked_stores_its_prediction_and_its_page_shows_the_e
     client.force_login(alice)
     page = client.get(f"/sites/{site.pk}/jobs/{job.pk}/").content.decode()
     assert 'id="start-check"' in page and "125 s later than predicted" in page
+    # early: the page says by how much, without a minus sign ("-742 s earlier", seen by hand)
+    job.started_at = predicted - dt.timedelta(seconds=742)
+    job.save(update_fields=["started_at"])
+    assert start_check(job)["error_s"] == pytest.approx(-742.0)
+    page = client.get(f"/sites/{site.pk}/jobs/{job.pk}/").content.decode()
+    assert "742 s earlier than predicted" in page and "-742" not in page
 
 
 def test_a_site_that_cannot_predict_yet_still_takes_the_job_without_a_prediction(
