@@ -121,10 +121,13 @@ def sentences_for(job: Any) -> dict[str, str]:
 
 def start_check(job: Any) -> dict[str, Any] | None:
     """Once the job has started: the start predicted at its arrival (arrival + the chosen
-    size's predicted wait; a held job: its release + the wait predicted for the release),
+    size's predicted wait; a held job: its release + the wait predicted for the release; a
+    job submitted as asked: arrival + its stored ``prediction``'s wait),
     the actual start, and the error (actual - predicted, seconds)."""
     decision = job.decision or {}
     molding = decision.get("molding_at_release") or decision.get("molding")
+    if not molding and decision.get("prediction"):  # submitted as asked: its one prediction
+        molding = {"candidates": [decision["prediction"]]}
     if not job.started_at or not molding or not job.arrived_at:
         return None
     chosen = [c for c in molding.get("candidates", []) if c.get("procs") == job.procs_chosen]
@@ -136,4 +139,4 @@ def start_check(job: Any) -> dict[str, Any] | None:
     predicted = base + dt.timedelta(seconds=float(chosen[0]["wait_s"]))
     error_s = (job.started_at - predicted).total_seconds()
     return {"predicted": predicted, "actual": job.started_at, "error_s": error_s,
-            "late": error_s > 0}  # fmt: skip
+            "late": error_s > 0, "off_by_s": abs(error_s)}  # fmt: skip

@@ -27,7 +27,10 @@ from traces.services import swf_trace_for
 #: What decides in a replay: the live service's arrival decision and bundle call.
 DECISION = "jobmolding.core.arrival.decide_arrival"
 RUNTIME_METHODS = tuple(RUNTIME_FACTORIES)
-PREDICT = "predictor.core.bundle.predict_requests on snapshot_from_engine snapshots"
+PREDICT = (
+    "jobmolding.core.live_bundle.LiveBundle (predict_requests and the queue-based start, the "
+    "later of the two) on snapshot_from_engine snapshots"
+)
 #: Wait methods a whole-trace replay can afford (seconds to minutes per log); the others
 #: (apq, qbets, ibl, gbm, auto) cost seconds per decision on a replay's growing history.
 REPLAY_WAIT_METHODS = ("sim", "median", "zero")

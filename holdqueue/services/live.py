@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from holdqueue.core.backends.base import RUNNING, WAITING, Backend, BackendJob
 from holdqueue.models import Site, SiteJob
@@ -19,7 +20,10 @@ from holdqueue.services.history import history_frame
 from holdqueue.services.holds import follower_release, open_hold
 from holdqueue.services.snapshot import live_snapshot, request_for
 from jobmolding.core.live_bundle import queue_starts
+from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_live
+from queuecast.errors import QueuecastError
+from traces.core.swf import SWF_FIELDS
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,12 @@ def decide_for_arrival(
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
         limit = int(data["time_limit_s"])
-        return Plan(int(data["procs"]), None, None, {"molding": None, "delay": None}, limit)
+        record = {
+            "molding": None,
+            "delay": None,
+            "prediction": plain_prediction(site, backend, user, data, arrived),
+        }
+        return Plan(int(data["procs"]), None, None, record, limit)
     history = history_frame(site)
     snap = live_snapshot(site, arrived, bk.active_jobs(site, backend), history)
     predictor = site_predict.site_answers(site, history)
@@ -69,6 +78,31 @@ def decide_for_arrival(
         return Plan(decision.procs, after_head, head.pk, record, int(decision.time_limit_s))
     release = bk.site_datetime(site, decision.release_s) if decision.delayed else None
     return Plan(decision.procs, release, None, decision.record, int(decision.time_limit_s))
+
+
+def plain_prediction(
+    site: Site, backend: Backend, user: Any, data: dict[str, Any], arrived: dt.datetime
+) -> dict[str, Any] | None:
+    """The arrival-time prediction of a job submitted as asked (no molding, no hold), so its
+    page can show the prediction's error once it starts: the wait and runtime the site's
+    bundle answers for its size on the live queue. None when the site cannot predict yet
+    (too little history) or its batch system does not answer: the job goes anyway."""
+    try:
+        predictor = site_predict.site_answers(site)
+        jobs = bk.active_jobs(site, backend)
+    except QueuecastError:
+        return None
+    # the bundle answers from the history it was fitted on: the snapshot needs none
+    no_history = pd.DataFrame({f: np.zeros(0) for f in SWF_FIELDS})
+    snap = live_snapshot(site, arrived, jobs, no_history)
+    request = request_for(site, user.get_username(), data, arrived)
+    waits, runtimes = predictor.predict(snap, RequestBatch.of([request]))
+    return {
+        "procs": request.procs,
+        "wait_s": float(waits[0]),
+        "runtime_s": float(runtimes[0].point_s),
+        "response_s": float(waits[0] + runtimes[0].point_s),
+    }
 
 
 def site_status(site: Site) -> dict[str, Any]:

@@ -97,11 +97,13 @@ def speedup_candidates(
     """Work-conserving candidates: at size n the job runs ``S(n0) / S(n)`` times its time at
     ``n0`` (Downey's speed-up, ``runtime_models.downey_factor``, average parallelism ``a``,
     default n0), and asks for its time limit times the same factor, capped at ``limit_s``
-    (never below the original request, nor below 1 s). The decision scales the job's own predicted
-    runtime by the same factors."""
+    (never below the original request, nor below 1 s), in whole seconds. The decision scales
+    the job's own predicted runtime by the same factors."""
     sizes = np.asarray(sizes, dtype=np.int64)
     factors = np.array([downey_factor(original_procs, int(s), a, sigma) for s in sizes])
     cap = max(float(limit_s), float(req_time_s))
-    times = np.maximum(np.minimum(float(req_time_s) * factors, cap), 1.0)  # a scheduler's 1 s
+    # whole seconds, rounded up: a batch system takes whole seconds (the live site submits
+    # them), so the replay asks for the same limit the site would
+    times = np.maximum(np.ceil(np.minimum(float(req_time_s) * factors, cap)), 1.0)
     times[sizes == original_procs] = float(req_time_s)
     return Candidates(sizes, times, factors)

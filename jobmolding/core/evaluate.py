@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from jobmolding.core.guard import GuardChoice, choose_guard, choose_hold
-from jobmolding.core.metrics import RunOutcome, summarise
+from jobmolding.core.metrics import RunOutcome, halves, summarise
 from jobmolding.core.policy import STRATEGIES, MoldingParams, MoldingPolicy, ReplayPredictor
 from predictor.core.state.request import RequestBatch
 from pyss_adapter.core.jobs import SimJobs, sim_jobs
@@ -204,7 +204,8 @@ def _tuned_params(
         return replace(p, guard=0.0), None
 
     def figures(s: MoldingSetup, q: MoldingParams) -> dict[str, Any]:
-        return run_strategy(s, q, make_predictor).figures
+        run = run_strategy(s, q, make_predictor)
+        return {**run.figures, "halves": halves(run.outcome)}
 
     if "molding" not in tuned:
         mold = replace(p, strategy="molding", guard=0.0)

@@ -114,6 +114,19 @@ def summarise(o: RunOutcome) -> dict[str, Any]:
     return out
 
 
+def halves(o: RunOutcome) -> list[dict[str, float]]:
+    """Mean response and mean bounded slowdown of each half of the evaluated jobs (by
+    arrival): whether a gain holds over the whole part or comes from one stretch of it."""
+    idx = np.flatnonzero(np.asarray(o.evaluated, bool))
+    out = []
+    for part in (idx[: idx.size // 2], idx[idx.size // 2 :]):
+        mask = np.zeros(len(o.arrival_s), dtype=bool)
+        mask[part] = True
+        fig = _figures(o, mask)
+        out.append({k: fig.get(k, 0.0) for k in ("mean_response_s", "mean_bounded_slowdown")})
+    return out
+
+
 WINDOW_S = 3.5 * 86400.0
 
 

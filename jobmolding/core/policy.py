@@ -11,8 +11,9 @@ decision the live site also calls (``arrival.decide_arrival``) with its predicto
 What the decision returns is applied to the engine: the chosen size, with the requested time
 and the actual runtime the runtime model gives it (the replay's ground truth: ``paper``
 draws a runtime of the user's at that size, ``downey`` scales the job's own); a held job is
-the head of the hold queue; arrivals during the hold queue behind it and are released with
-their spacing (``hold``), then molded at their release (never held again).
+the head of the hold queue; arrivals during the hold are molded at their arrival (never
+held on their own) and queue behind it, released with their spacing (``hold``), as on a live
+site (``holdqueue.services.live``).
 
 The warm-up jobs (the first ``n_warmup`` arrivals) are submitted unchanged.
 """
@@ -124,15 +125,11 @@ class MoldingPolicy:
         self.rng = np.random.default_rng(params.seed)
         self.history = UserSizeHistory()
         self.hold = HoldQueue()
-        self.followers: set[int] = set()
         self.predictions = 0
         self.decisions: dict[int, dict[str, Any]] = {}
 
     # -- engine notifications -------------------------------------------------------------
     def on_submit(self, engine: Any, j: int, now: float) -> SubmitDecision | None:
-        if j in self.followers:  # released from the hold queue: mold now, never hold again
-            self.followers.discard(j)
-            return self._decide(engine, j, now, delay=False)
         est0 = float(engine.jobs.estimate_s[j])
         if self.declared_limit_s is None:
             self.max_limit_s = max(self.max_limit_s, est0)
@@ -147,9 +144,10 @@ class MoldingPolicy:
         delay = self.params.strategy == "delay"
         self.hold.due(now)
         if delay and self.hold.holding(now):
+            # as on a live site (holdqueue.services.live): molded now, on the snapshot of its
+            # arrival, never held on its own, submitted at the release the hold queue gives it
             held = self.hold.admit(j, now)
-            self.followers.add(j)
-            return SubmitDecision(release_at=held.release_s, ask_again=True, reason="follower")
+            return self._decide(engine, j, now, delay=False, release_s=held.release_s)
         return self._decide(engine, j, now, delay)
 
     def on_finish(self, engine: Any, j: int, now: float) -> None:
@@ -160,7 +158,10 @@ class MoldingPolicy:
             self.history.finished(user, int(engine.procs[j]), float(engine.runtime[j]))
 
     # -- the decision ---------------------------------------------------------------------
-    def _decide(self, engine: Any, j: int, now: float, delay: bool) -> SubmitDecision | None:
+    def _decide(
+        self, engine: Any, j: int, now: float, delay: bool, release_s: float | None = None
+    ) -> SubmitDecision | None:
+        """Decide job ``j`` arriving ``now``; ``release_s``: a follower's release."""
         snapshot = snapshot_from_engine(engine, now, self.log)
         self.predictor.refresh(snapshot)
         request = next(iter(self.requests.take(np.array([j]))))
@@ -168,7 +169,7 @@ class MoldingPolicy:
         cands = self._candidates(j, engine)
         d = decide_arrival(snapshot, request, cands, self.predictor, self.params.rules(delay))
         self.predictions += cands.procs.size * (1 if d.later is None else 2)
-        return self._submit(engine, j, now, d)
+        return self._submit(engine, j, now, d, cands, release_s)
 
     def _candidates(self, j: int, engine: Any) -> Candidates:
         user = int(self.requests.user[j])
@@ -195,14 +196,13 @@ class MoldingPolicy:
         return downey_factor(n0, size, self.params.downey_a, self.params.sigma)
 
     def _estimate(self, j: int, engine: Any, size: int) -> float:
-        """The requested time the user would give at ``size`` under the runtime model."""
+        """The requested time the user would give at ``size`` under the ``paper`` model
+        (``downey``'s are ``candidates.speedup_candidates``', the live site's rule)."""
         n0, est0 = int(self.requests.procs[j]), float(engine.jobs.estimate_s[j])
         if size == n0:
             return est0
-        if self.params.runtime_model == "paper":
-            prev = self.history.max_estimate(int(self.requests.user[j]), size)
-            return paper_estimate(n0, est0, size, prev, self.max_limit_s)
-        return max(min(est0 * self._factor(j, size), max(self.max_limit_s, est0)), 1.0)
+        prev = self.history.max_estimate(int(self.requests.user[j]), size)
+        return paper_estimate(n0, est0, size, prev, self.max_limit_s)
 
     def _runtime(self, j: int, engine: Any, size: int, estimate_s: float) -> float:
         """The job's actual runtime at ``size`` (the replay's ground truth)."""
@@ -212,11 +212,21 @@ class MoldingPolicy:
         if self.params.runtime_model == "paper":
             past = self.history.runtimes(int(self.requests.user[j]), size)
             return min(roulette_runtime(past, self.rng), estimate_s)
-        return min(run0 * self._factor(j, size), estimate_s)
+        # whole seconds, as a log records them and as its time limit is asked for
+        return min(float(np.ceil(run0 * self._factor(j, size))), estimate_s)
 
-    def _submit(self, engine: Any, j: int, now: float, d: ArrivalDecision) -> SubmitDecision | None:
+    def _submit(
+        self,
+        engine: Any,
+        j: int,
+        now: float,
+        d: ArrivalDecision,
+        cands: Candidates,
+        follower_release_s: float | None,
+    ) -> SubmitDecision | None:
         size = d.procs
-        release = d.release_s(now)
+        held = d.delayed or follower_release_s is not None
+        release = d.release_s(now) if follower_release_s is None else follower_release_s
         self.decisions[j] = {
             "molded": size != int(self.requests.procs[j]),
             "delay_s": release - now,
@@ -224,14 +234,15 @@ class MoldingPolicy:
         }
         if d.delayed:
             self.hold.hold(j, now, release)
-        if size == int(self.requests.procs[j]) and not d.delayed:
+        if size == int(self.requests.procs[j]) and not held:
             return None
-        estimate = self._estimate(j, engine, size)
+        # the time limit of the chosen candidate, as the live site submits it
+        estimate = float(cands.req_time_s[int(np.flatnonzero(cands.procs == size)[0])])
         runtime = self._runtime(j, engine, size, estimate)
         return SubmitDecision(
             procs=size,
             estimate_s=estimate,
             runtime_s=runtime,
-            release_at=release if d.delayed else None,
+            release_at=release if held else None,
             reason=d.chosen,
         )

@@ -6,18 +6,18 @@ At the first decision the bundle is fitted on the jobs that have finished *in th
 simulation* by then (their simulated waits and runtimes, from ``snapshot_from_engine``);
 it is fitted again whenever that history has grown by ``refit_growth`` (25%: a handful of
 fits over a whole log). Between fits it answers on each decision's snapshot exactly as a
-site's bundle does between its refits (``holdqueue.services.predict``): the snapshot's
-queue and running jobs, the fitted history. Nothing from the log's own schedule is read.
+site's bundle does between its refits: through ``live_bundle.LiveBundle`` (the headline wait,
+the later of the history estimate and the queue-based start), on the snapshot's queue and
+running jobs and the fitted history. Nothing from the log's own schedule is read.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
-from predictor.core.bundle import FittedBundle, fit_bundle, predict_requests
+from jobmolding.core.live_bundle import LiveBundle
+from predictor.core.bundle import FittedBundle, fit_bundle
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot
@@ -75,21 +75,20 @@ class ReplayBundle:
         self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
         self.fit_s_ += self.bundle_.fit_s
 
-    def _on(self, snapshot: Snapshot) -> tuple[FittedBundle, Snapshot]:
-        if self.bundle_ is None:
-            raise RuntimeError("ReplayBundle.refresh(snapshot) must run before predict")
-        return self.bundle_, replace(snapshot, history=self.bundle_.jobs)
-
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
     ) -> tuple[np.ndarray, list[RangeSet]]:
-        bundle, snap = self._on(snapshot)
-        answers = predict_requests(bundle, snap, requests)
-        return np.array([a.wait_s for a in answers], float), [a.runtime for a in answers]
+        """As a live site answers (``LiveBundle``): the headline wait, the later of the
+        history estimate and the queue-based start."""
+        return LiveBundle(self._fitted()).predict(snapshot, requests)
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
-        bundle, snap = self._on(snapshot)
-        return list(bundle.runtime.predict(snap, requests).ranges)
+        return LiveBundle(self._fitted()).runtimes(snapshot, requests)
+
+    def _fitted(self) -> FittedBundle:
+        if self.bundle_ is None:
+            raise RuntimeError("ReplayBundle.refresh(snapshot) must run before predict")
+        return self.bundle_
 
 
 def finished_history(hist: pd.DataFrame, done: np.ndarray) -> pd.DataFrame:

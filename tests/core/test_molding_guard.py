@@ -90,6 +90,34 @@ def test_holds_are_kept_only_where_they_beat_molding_alone_on_the_tuning_part() 
     assert choose_hold(setup, params, run, molding)["threshold"] == 1.0
 
 
+def test_a_hold_that_wins_on_one_half_of_the_tuning_part_and_loses_on_the_other_is_not_kept():
+    setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
+
+    def figs(r1: float, b1: float, r2: float, b2: float) -> dict:
+        halves = [
+            {"mean_response_s": r1, "mean_bounded_slowdown": b1},
+            {"mean_response_s": r2, "mean_bounded_slowdown": b2},
+        ]
+        return {"mean_response_s": (r1 + r2) / 2, "mean_bounded_slowdown": (b1 + b2) / 2,
+                "halves": halves}  # fmt: skip
+
+    molding = figs(80.0, 4.0, 80.0, 4.0)
+    # 0.3 wins overall (70 s) through its first half only (its second: 82 s > 80);
+    # 0.5 wins less (78 s) but on both halves; 0.7's bounded slowdown is worse on one half
+    figures = {
+        0.3: figs(58.0, 3.0, 82.0, 3.9),
+        0.5: figs(77.0, 3.9, 79.0, 4.0),
+        0.7: figs(70.0, 4.2, 70.0, 3.0),
+    }
+    params = MoldingParams(strategy="delay", guard=0.25)
+    hold = choose_hold(setup, params, lambda s, p: figures[p.threshold], molding)
+    assert [t["never_worse_than_molding"] for t in hold["tried"]] == [False, True, False, True]
+    assert hold["threshold"] == 0.5
+    # on the whole part alone, 0.3 and 0.7 would both have qualified (and 0.3 won)
+    assert all(v["mean_response_s"] < 80.0 and v["mean_bounded_slowdown"] <= 4.0
+               for v in (figures[0.3], figures[0.7]))  # fmt: skip
+
+
 def test_evaluate_with_guard_auto_records_the_choices_per_strategy() -> None:
     from jobmolding.core.evaluate import evaluate, report
     from tests.core.test_molding_policy import FreeProcsPredictor

@@ -67,3 +67,49 @@ def test_an_empty_queue_lets_a_small_request_start_now_and_the_full_queue_does_n
     s_big_full, _ = forward_starts(full_queue(), np.array([1000.0]), np.full(3, 600.0), big,
                                    np.array([60.0]))  # fmt: skip
     assert s_big_empty[-1] == 1000.0 and s_big_full[-1] == 2800.0
+
+
+class QueueOnly:
+    """Waits from the queue alone (a history estimate of 0 s, as the demo site's): each
+    request's EASY start behind the queue; every runtime half its limit."""
+
+    def runtimes(self, snapshot, requests):
+        from predictor.core.runtime.rangeset import RangeSet
+
+        half = requests.req_time_s / 2.0
+        return [RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in half]
+
+    def predict(self, snapshot, requests):
+        from jobmolding.core.future import predicted_ends
+
+        points = np.array([r.point_s for r in self.runtimes(snapshot, snapshot.running.requests)])
+        ends = predicted_ends(snapshot, points)
+        queued = np.array([r.point_s for r in self.runtimes(snapshot, snapshot.waiting.requests)])
+        mine = np.array([r.point_s for r in self.runtimes(snapshot, requests)])
+        waits = np.zeros(len(requests))
+        n = len(snapshot.running) + len(snapshot.waiting)
+        for k in range(len(requests)):
+            one = requests.take(np.array([k]))
+            start, _ = forward_starts(snapshot, ends, queued, one, mine[k : k + 1])
+            waits[k] = max(float(start[n]) - float(one.submit_s[0]), 0.0)
+        return waits, self.runtimes(snapshot, requests)
+
+
+def test_with_waits_from_the_queue_alone_a_hold_breaks_even_and_is_never_taken():
+    """Why the demo site holds nothing (docs/sites.md, "When a hold can pay"): the forward run
+    from now already starts the job when the running jobs end, so the hold's `delay +
+    predicted at t` equals `predicted now` and the 30% rule says no, whatever the size."""
+    from jobmolding.core.arrival import ArrivalRules, decide_arrival
+    from jobmolding.core.candidates import speedup_candidates
+
+    snap = full_queue()
+    for procs in (16, 64, 128):
+        request = JobRequest(user=2, procs=procs, req_time_s=1800.0, submit_s=0.0)
+        sizes = np.array(sorted({procs // 4 or 1, procs // 2 or 1, procs}))
+        cands = speedup_candidates(procs, sizes, 1800.0, 7200.0, 1.0)
+        d = decide_arrival(snap, request, cands, QueueOnly(), ArrivalRules(delay=True))
+        verdict = d.delay
+        assert verdict is not None and not verdict.delay
+        assert verdict.future_s > verdict.now_s  # there was a later time to look at
+        # break-even: the hold gains nothing (and arrivals during it would overtake the job)
+        assert abs(verdict.delayed_response_s - verdict.predicted_now_s) < 1e-6, procs

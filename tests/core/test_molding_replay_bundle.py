@@ -52,8 +52,8 @@ def test_the_logs_waits_are_never_read_and_later_arrivals_change_no_decision() -
     np.testing.assert_array_equal(base.procs, tripled.procs)
     np.testing.assert_array_equal(base.release_s, tripled.release_s)
     cut, _ = run(log.iloc[:180].reset_index(drop=True))
-    # decided before job 180 arrives (a held follower is decided at its release, when
-    # later arrivals are known to both the replay and a live site)
+    # submitted before job 180 arrives (every job is decided at its arrival, a follower too,
+    # as on a live site; a job released later may meet a later arrival in the queue)
     before = base.release_s[:180] < float(log["submit_time"].iloc[180])
     assert before.sum() > 150
     np.testing.assert_array_equal(base.procs[:180][before], cut.procs[before])
@@ -67,3 +67,41 @@ def test_the_bundle_is_fitted_on_finished_simulated_jobs_only() -> None:
     assert (fitted["wait_time"] >= 0).all() and (fitted["run_time"] >= 0).all()
     assert len(fitted) == bundle.fitted_rows_ < len(log)
     assert fitted["job_id"].tolist() == list(range(1, len(fitted) + 1))
+
+
+def test_the_replay_answers_as_a_live_site_the_later_of_history_and_queue_start() -> None:
+    """A 16-processor request behind three queued 16-processor jobs: the replay's answer is
+    the live site's (``LiveBundle``), which never starts it before the queue is through."""
+    from jobmolding.core.live_bundle import LiveBundle
+    from predictor.core.bundle import predict_requests
+    from predictor.core.state.request import JobRequest, RequestBatch
+    from predictor.core.state.snapshot import ActiveJobs, Snapshot
+
+    log = small_log(240, seed=5)
+    _, replay = run(log)
+    now = float(log["submit_time"].max()) + 10.0
+
+    def req(job: int, procs: int) -> JobRequest:
+        return JobRequest(user=1, procs=procs, req_time_s=3000.0, submit_s=now, job_id=job)
+
+    running, waiting = (
+        RequestBatch.of([req(1, 14)]),
+        RequestBatch.of([req(k, 16) for k in (2, 3, 4)]),
+    )
+    snap = Snapshot(
+        time_s=now, known_at_s=now,
+        waiting=ActiveJobs(waiting, np.full(3, np.inf), np.full(3, 16)),
+        running=ActiveJobs(running, np.array([now - 5.0]), np.array([14])),
+        history=replay.bundle_.jobs, machine_procs=16,
+    )  # fmt: skip
+    new = RequestBatch.of([JobRequest(user=2, procs=16, req_time_s=600.0, submit_s=now)])
+    waits, runtimes = replay.predict(snap, new)
+    live_waits, live_runtimes = LiveBundle(replay.bundle_).predict(snap, new)
+    np.testing.assert_array_equal(waits, live_waits)
+    assert [r.point_s for r in runtimes] == [r.point_s for r in live_runtimes]
+    answer = LiveBundle(replay.bundle_).answers(snap, new)[0]
+    assert waits[0] == max(answer.history_wait_s, answer.queue_wait_s)
+    # three whole-machine jobs run before it: at least three of their predicted runtimes
+    queued = LiveBundle(replay.bundle_).runtimes(snap, waiting)
+    assert waits[0] >= sum(r.point_s for r in queued) - 1e-6
+    assert predict_requests(replay.bundle_, snap, new)[0].wait_s == answer.history_wait_s

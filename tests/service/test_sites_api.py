@@ -80,7 +80,8 @@ def test_job_with_molding_and_delay_off_is_submitted_as_asked(site, alice, monke
     assert response.status_code == 201, response.data
     job = response.data
     assert (job["state"], job["procs_chosen"], job["release_at"]) == ("submitted", 8, None)
-    assert fake.calls == 0
+    # asked once, for its prediction at its own size (kept for its page), never to decide
+    assert fake.calls == 1 and job["decision"]["prediction"]["procs"] == 8
     queued = {j["tag"]: j for j in api_for(alice).get(f"/api/sites/{site.pk}/queue/").data["jobs"]}
     assert queued[job["tag"]]["procs"] == 8
     assert queued[job["tag"]]["backend_job_id"] == job["backend_job_id"]

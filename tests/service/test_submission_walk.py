@@ -66,10 +66,15 @@ def test_a_submission_builds_the_backend_once_and_reads_the_history_once(alice, 
         assert calls["history_frame"] == 1, calls
 
 
-def test_a_submission_without_a_decision_builds_the_backend_once_and_reads_no_history(
+def test_a_submission_without_a_decision_builds_the_backend_once_and_reads_the_history_once(
     alice, monkeypatch
 ):
+    """Its prediction (kept for the page) needs the site's bundle: the history is read once
+    to fit it, and not at all once it is fitted."""
     site = simulated_site()
-    calls, job = submit(monkeypatch, site, alice, mold=False, allow_delay=False)
+    cold, job = submit(monkeypatch, site, alice, mold=False, allow_delay=False)
+    warm, _ = submit(monkeypatch, site, alice, mold=False, allow_delay=False)
     assert job["state"] in ("submitted", "submitting", "pending", "running")
-    assert calls["backend_for"] == 1 and calls["history_frame"] == 0, calls
+    assert job["decision"]["prediction"] is not None
+    assert cold["backend_for"] == 1 and cold["history_frame"] == 1, cold
+    assert warm["backend_for"] == 1 and warm["history_frame"] == 0, warm
