@@ -5,8 +5,9 @@ stored trace at past instants and on a live (simulated) site at "now".
         [--seconds 20] [--workers 2] [--threads 4] [--no-site]
 
 Starts gunicorn (``queuecast/gunicorn_conf.py``, the command of ``scripts/serve``) on a free
-loopback port over a throwaway SQLite database, ingests the shared trace, warms every
-worker process up (each fits the trace once), then runs closed-loop clients (one thread
+loopback port over a throwaway SQLite database, ingests the shared trace, fits the
+trace's bundle once in the background (the workers answer 503 "being fitted" meanwhile, and
+the warm-up waits), then runs closed-loop clients (one thread
 and one keep-alive connection each) posting ``/api/traces/{id}/predictions/wait`` with
 random users, sizes and times for ``--seconds``. Then (unless ``--no-site``) the same against
 ``/api/sites/{id}/predict/`` of a simulated site replaying the trace, its history warmed up
@@ -177,6 +178,7 @@ def main() -> None:
         QUEUECAST_SQLITE_PATH=str(tmp / "bench.sqlite3"),
         QUEUECAST_SECRET_KEY_FILE=str(tmp / "secret"),
         QUEUECAST_UPLOAD_DIR=str(tmp / "uploads"),
+        QUEUECAST_FITTED_DIR=str(tmp / "fitted"),
         QUEUECAST_BIND=f"127.0.0.1:{port}",
         QUEUECAST_WEB_WORKERS=str(args.workers),
         QUEUECAST_WEB_THREADS=str(args.threads),
@@ -226,12 +228,19 @@ def wait_for(port: int, timeout: float = 60) -> None:
 
 
 def warm_up(port: int, path: str, token: str, payloads: list[bytes], n: int) -> float:
-    """Load until a 3-second round has no request over 1 s (every worker has fitted)."""
+    """Wait while the model is being fitted (503 "being fitted": a request never fits), then
+    load until a 3-second round has no request over 1 s (every worker has loaded it)."""
     started = time.perf_counter()
-    for _ in range(40):
+    for _ in range(600):
         row = load(port, path, token, payloads, n, 3.0)
-        if row["errors"]:
+        kinds = set(row["error kinds"].split(",")) - {"-"}
+        if kinds - {"503"}:
             sys.exit(f"errors while warming up: {row}")
+        if kinds:  # the model is not stored yet
+            print(f"warm-up: 503 (model being fitted) after {time.perf_counter() - started:.0f} s",
+                  flush=True)  # fmt: skip
+            time.sleep(10)
+            continue
         if row["requests"] and float(row["max ms"]) < 1000:
             break
     return time.perf_counter() - started

@@ -154,6 +154,11 @@ QUEUECAST_MAX_REQUESTED_DAYS = env_int("QUEUECAST_MAX_REQUESTED_DAYS", 7305, min
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024  # larger uploads spill to a temp file
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 QUEUECAST_UPLOAD_DIR = env_dir("QUEUECAST_UPLOAD_DIR", str(BASE_DIR / "uploads"))
+# Fitted models shared by every process (predictor/services/fitted_store.py; default:
+# ``fitted`` in the upload folder) and how long the request that starts a model's first fit
+# waits for it before answering 503 "being fitted" (predictor/services/background_fit.py).
+QUEUECAST_FITTED_DIR = env_dir("QUEUECAST_FITTED_DIR", None)
+QUEUECAST_FIT_WAIT_S = env_int("QUEUECAST_FIT_WAIT_S", 5, minimum=0)
 
 # Real PWA traces used by tests and benchmarks (never committed): one setting.
 QUEUECAST_TRACES_DIR = env_dir("QUEUECAST_TRACES_DIR", str(BASE_DIR.parent / "shared" / "traces"))
