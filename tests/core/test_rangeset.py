@@ -280,3 +280,20 @@ def test_batched_rangesets_equal_one_target_at_a_time_bit_for_bit(small_log) -> 
         snap = from_log(ctx.jobs, t, machine_procs=64, rows=i)
         answers = model.predict(snap, batch).ranges
         _same_rangesets(answers, one_by_one(RuntimeTargets.from_snapshot(ctx, snap, batch)))
+
+
+def test_merge_gives_the_plain_stack_loops_floats_on_long_inputs() -> None:
+    from predictor.core.runtime.rangeset import FAST_MERGE_MIN, _merge_stack
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n = int(rng.integers(FAST_MERGE_MIN, 600))
+        centre = rng.choice(rng.lognormal(6, 2, 40), n)  # repeated values: duplicates, nesting
+        half = rng.choice([0.0, 0.05, 0.3, 1.0], n) * centre * rng.random(n)
+        low, high = np.round(centre - half, int(trial % 3)), np.round(centre + half, int(trial % 3))
+        order = np.lexsort((high, low))
+        fast = merge_ranges(low, high, 0.5)
+        plain = _merge_stack(low[order], high[order], order, 0.5)
+        for a, b in zip(fast, plain, strict=True):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert len(fast[0]) < n  # ranges were merged
