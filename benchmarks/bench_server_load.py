@@ -2,7 +2,7 @@
 stored trace at past instants and on a live (simulated) site at "now".
 
     python benchmarks/bench_server_load.py [--trace KTH-SP2-1996-2.1-cln] [--clients 8 32]
-        [--seconds 20] [--workers 2] [--threads 4] [--no-site]
+        [--seconds 20] [--workers 2] [--threads 4] [--no-site] [--warm-rows] [--reuse DIR]
 
 Starts gunicorn (``queuecast/gunicorn_conf.py``, the command of ``scripts/serve``) on a free
 loopback port over a throwaway SQLite database, ingests the shared trace, fits the
@@ -13,7 +13,8 @@ random users, sizes and times for ``--seconds``. Then (unless ``--no-site``) the
 ``/api/sites/{id}/predict/`` of a simulated site replaying the trace, its history warmed up
 from the trace: every request asks about "now", the live queue read from the database.
 With ``--warm-rows`` the setup first runs ``warm_predictions`` (the workers load the stored
-bundle and row predictions instead of fitting). Prints requests/s, p50/p99/max latency and
+bundle and row predictions instead of fitting); ``--reuse DIR`` serves an earlier run's folder
+(its database, fitted bundle and rows: no ingest, no fit). Prints requests/s, p50/p99/max latency and
 the error count per target and client count.
 Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
 """
@@ -56,6 +57,25 @@ if os.environ.get("BENCH_WARM") == "1":
     from predictor.services.predict import warm_rows
     warm_rows(trace)  # fits and stores the bundle and every row's prediction for the workers
 print(json.dumps({"id": trace.pk, "site": site, "token": Token.objects.create(user=user).key,
+                  "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,
+                  "procs": trace.machine_procs}))
+"""
+
+
+REUSE = """
+import os, django
+os.environ["DJANGO_SETTINGS_MODULE"] = "queuecast.settings"
+django.setup()
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+from holdqueue.models import Site
+from traces.models import Trace
+call_command("migrate", verbosity=0)
+trace = Trace.objects.get(name="bench")
+site = Site.objects.filter(name="bench-site").first()
+users = sorted(set(trace.jobs.values_list("user_id", flat=True)))
+token = Token.objects.get_or_create(user=trace.owner)[0].key
+print(json.dumps({"id": trace.pk, "site": site.pk if site else None, "token": token,
                   "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,
                   "procs": trace.machine_procs}))
 """
@@ -170,15 +190,21 @@ def main() -> None:
         action="store_true",
         help="run warm_predictions first (every past instant answers warm in every worker)",
     )
+    parser.add_argument(
+        "--reuse",
+        help="the folder of an earlier run: its database and fitted files (no ingest, no fit)",
+    )
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench_server_load_"))
+    tmp = Path(args.reuse) if args.reuse else Path(tempfile.mkdtemp(prefix="bench_server_load_"))
+    old_layout = args.reuse and not (tmp / "fitted").is_dir()  # before QUEUECAST_FITTED_DIR
+    fitted = tmp / "uploads" / "fitted" if old_layout else tmp / "fitted"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     port = free_port()
     env.update(
         QUEUECAST_SQLITE_PATH=str(tmp / "bench.sqlite3"),
         QUEUECAST_SECRET_KEY_FILE=str(tmp / "secret"),
         QUEUECAST_UPLOAD_DIR=str(tmp / "uploads"),
-        QUEUECAST_FITTED_DIR=str(tmp / "fitted"),
+        QUEUECAST_FITTED_DIR=str(fitted),
         QUEUECAST_BIND=f"127.0.0.1:{port}",
         QUEUECAST_WEB_WORKERS=str(args.workers),
         QUEUECAST_WEB_THREADS=str(args.threads),
@@ -188,7 +214,8 @@ def main() -> None:
         BENCH_WARM="1" if args.warm_rows else "0",
     )
     setup = subprocess.run(
-        [sys.executable, "-c", "import json\n" + SETUP], cwd=ROOT, env=env,
+        [sys.executable, "-c", "import json\n" + (REUSE if args.reuse else SETUP)],
+        cwd=ROOT, env=env,
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     info = json.loads(setup.stdout.strip().splitlines()[-1])
