@@ -14,8 +14,8 @@ random users, sizes and times for ``--seconds``. Then (unless ``--no-site``) the
 from the trace: every request asks about "now", the live queue read from the database.
 With ``--warm-rows`` the setup first runs ``warm_predictions`` (the workers load the stored
 bundle and row predictions instead of fitting); ``--reuse DIR`` serves an earlier run's folder
-(its database, fitted bundle and rows: no ingest, no fit). Prints requests/s, p50/p99/max latency and
-the error count per target and client count.
+(its database, fitted bundle and rows: no ingest, no fit). Prints requests/s, p50/p99/max
+latency and the error count per target and client count.
 Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
 """
 
