@@ -87,9 +87,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def bodies(info: dict, n: int, seed: int) -> list[bytes]:
+def bodies(
+    info: dict, n: int, seed: int, method: str | None = None, instants: int = 0
+) -> list[bytes]:
+    """Random queries in the test part; ``instants`` > 0 draws ``at`` from that many instants
+    (their recent-error pools computed once per worker), ``method`` asks for that method."""
     rng = np.random.default_rng(seed)
     lo, hi = info["lo"], info["hi"]
+    pool = rng.uniform(lo + 0.2 * (hi - lo), hi, instants or n)
     return [
         json.dumps(
             {
@@ -98,7 +103,8 @@ def bodies(info: dict, n: int, seed: int) -> list[bytes]:
                 "queue_id": -1,
                 "requested_procs": int(rng.integers(1, info["procs"] + 1)),
                 "requested_time": float(rng.integers(60, 86400)),
-                "at": float(rng.uniform(lo + 0.2 * (hi - lo), hi)),
+                "at": float(rng.choice(pool)),
+                **({"method": method} if method else {}),
             }
         ).encode()
         for _ in range(n)
@@ -190,6 +196,8 @@ def main() -> None:
         action="store_true",
         help="run warm_predictions first (every past instant answers warm in every worker)",
     )
+    parser.add_argument("--method", help="a wait method to ask for instead of the default")
+    parser.add_argument("--instants", type=int, default=0, help="draw `at` from this many")
     parser.add_argument(
         "--reuse",
         help="the folder of an earlier run: its database and fitted files (no ingest, no fit)",
@@ -223,7 +231,12 @@ def main() -> None:
         [sys.executable, "-m", "gunicorn", "--config", "queuecast/gunicorn_conf.py",
          "queuecast.wsgi"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    runs = [(f"/api/traces/{info['id']}/predictions/wait", bodies(info, 5000, args.seed))]
+    runs = [
+        (
+            f"/api/traces/{info['id']}/predictions/wait",
+            bodies(info, 5000, args.seed, args.method, args.instants),
+        )
+    ]
     if info["site"] is not None:
         runs.append((f"/api/sites/{info['site']}/predict/", site_bodies(info, 5000, args.seed)))
     rows, warm = [], 0.0
