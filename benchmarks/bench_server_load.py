@@ -274,10 +274,10 @@ def warm_up(port: int, path: str, token: str, payloads: list[bytes], n: int) -> 
     for _ in range(600):
         row = load(port, path, token, payloads, n, 3.0)
         kinds = set(row["error kinds"].split(",")) - {"-"}
-        if kinds - {"503"}:
+        if kinds - {"503", "TimeoutError"}:
             sys.exit(f"errors while warming up: {row}")
-        if kinds:  # the model is not stored yet
-            print(f"warm-up: 503 (model being fitted) after {time.perf_counter() - started:.0f} s",
+        if kinds:  # the model is not stored yet, or a first request at an instant is slow
+            print(f"warm-up: {sorted(kinds)} after {time.perf_counter() - started:.0f} s",
                   flush=True)  # fmt: skip
             time.sleep(10)
             continue
