@@ -2,18 +2,20 @@
 stored trace at past instants and on a live (simulated) site at "now".
 
     python benchmarks/bench_server_load.py [--trace KTH-SP2-1996-2.1-cln] [--clients 8 32]
-        [--seconds 20] [--workers 2] [--threads 4] [--no-site]
+        [--seconds 20] [--workers 2] [--threads 4] [--no-site] [--warm-rows] [--reuse DIR]
 
 Starts gunicorn (``queuecast/gunicorn_conf.py``, the command of ``scripts/serve``) on a free
-loopback port over a throwaway SQLite database, ingests the shared trace, warms every
-worker process up (each fits the trace once), then runs closed-loop clients (one thread
+loopback port over a throwaway SQLite database, ingests the shared trace, fits the
+trace's bundle once in the background (the workers answer 503 "being fitted" meanwhile, and
+the warm-up waits), then runs closed-loop clients (one thread
 and one keep-alive connection each) posting ``/api/traces/{id}/predictions/wait`` with
 random users, sizes and times for ``--seconds``. Then (unless ``--no-site``) the same against
 ``/api/sites/{id}/predict/`` of a simulated site replaying the trace, its history warmed up
 from the trace: every request asks about "now", the live queue read from the database.
 With ``--warm-rows`` the setup first runs ``warm_predictions`` (the workers load the stored
-bundle and row predictions instead of fitting). Prints requests/s, p50/p99/max latency and
-the error count per target and client count.
+bundle and row predictions instead of fitting); ``--reuse DIR`` serves an earlier run's folder
+(its database, fitted bundle and rows: no ingest, no fit). Prints requests/s, p50/p99/max
+latency and the error count per target and client count.
 Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
 """
 
@@ -60,15 +62,39 @@ print(json.dumps({"id": trace.pk, "site": site, "token": Token.objects.create(us
 """
 
 
+REUSE = """
+import os, django
+os.environ["DJANGO_SETTINGS_MODULE"] = "queuecast.settings"
+django.setup()
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+from holdqueue.models import Site
+from traces.models import Trace
+call_command("migrate", verbosity=0)
+trace = Trace.objects.get(name="bench")
+site = Site.objects.filter(name="bench-site").first()
+users = sorted(set(trace.jobs.values_list("user_id", flat=True)))
+token = Token.objects.get_or_create(user=trace.owner)[0].key
+print(json.dumps({"id": trace.pk, "site": site.pk if site else None, "token": token,
+                  "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,
+                  "procs": trace.machine_procs}))
+"""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def bodies(info: dict, n: int, seed: int) -> list[bytes]:
+def bodies(
+    info: dict, n: int, seed: int, method: str | None = None, instants: int = 0
+) -> list[bytes]:
+    """Random queries in the test part; ``instants`` > 0 draws ``at`` from that many instants
+    (their recent-error pools computed once per worker), ``method`` asks for that method."""
     rng = np.random.default_rng(seed)
     lo, hi = info["lo"], info["hi"]
+    pool = rng.uniform(lo + 0.2 * (hi - lo), hi, instants or n)
     return [
         json.dumps(
             {
@@ -77,7 +103,8 @@ def bodies(info: dict, n: int, seed: int) -> list[bytes]:
                 "queue_id": -1,
                 "requested_procs": int(rng.integers(1, info["procs"] + 1)),
                 "requested_time": float(rng.integers(60, 86400)),
-                "at": float(rng.uniform(lo + 0.2 * (hi - lo), hi)),
+                "at": float(rng.choice(pool)),
+                **({"method": method} if method else {}),
             }
         ).encode()
         for _ in range(n)
@@ -169,14 +196,23 @@ def main() -> None:
         action="store_true",
         help="run warm_predictions first (every past instant answers warm in every worker)",
     )
+    parser.add_argument("--method", help="a wait method to ask for instead of the default")
+    parser.add_argument("--instants", type=int, default=0, help="draw `at` from this many")
+    parser.add_argument(
+        "--reuse",
+        help="the folder of an earlier run: its database and fitted files (no ingest, no fit)",
+    )
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench_server_load_"))
+    tmp = Path(args.reuse) if args.reuse else Path(tempfile.mkdtemp(prefix="bench_server_load_"))
+    old_layout = args.reuse and not (tmp / "fitted").is_dir()  # before QUEUECAST_FITTED_DIR
+    fitted = tmp / "uploads" / "fitted" if old_layout else tmp / "fitted"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     port = free_port()
     env.update(
         QUEUECAST_SQLITE_PATH=str(tmp / "bench.sqlite3"),
         QUEUECAST_SECRET_KEY_FILE=str(tmp / "secret"),
         QUEUECAST_UPLOAD_DIR=str(tmp / "uploads"),
+        QUEUECAST_FITTED_DIR=str(fitted),
         QUEUECAST_BIND=f"127.0.0.1:{port}",
         QUEUECAST_WEB_WORKERS=str(args.workers),
         QUEUECAST_WEB_THREADS=str(args.threads),
@@ -186,7 +222,8 @@ def main() -> None:
         BENCH_WARM="1" if args.warm_rows else "0",
     )
     setup = subprocess.run(
-        [sys.executable, "-c", "import json\n" + SETUP], cwd=ROOT, env=env,
+        [sys.executable, "-c", "import json\n" + (REUSE if args.reuse else SETUP)],
+        cwd=ROOT, env=env,
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     info = json.loads(setup.stdout.strip().splitlines()[-1])
@@ -194,7 +231,12 @@ def main() -> None:
         [sys.executable, "-m", "gunicorn", "--config", "queuecast/gunicorn_conf.py",
          "queuecast.wsgi"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    runs = [(f"/api/traces/{info['id']}/predictions/wait", bodies(info, 5000, args.seed))]
+    runs = [
+        (
+            f"/api/traces/{info['id']}/predictions/wait",
+            bodies(info, 5000, args.seed, args.method, args.instants),
+        )
+    ]
     if info["site"] is not None:
         runs.append((f"/api/sites/{info['site']}/predict/", site_bodies(info, 5000, args.seed)))
     rows, warm = [], 0.0
@@ -226,12 +268,19 @@ def wait_for(port: int, timeout: float = 60) -> None:
 
 
 def warm_up(port: int, path: str, token: str, payloads: list[bytes], n: int) -> float:
-    """Load until a 3-second round has no request over 1 s (every worker has fitted)."""
+    """Wait while the model is being fitted (503 "being fitted": a request never fits), then
+    load until a 3-second round has no request over 1 s (every worker has loaded it)."""
     started = time.perf_counter()
-    for _ in range(40):
+    for _ in range(600):
         row = load(port, path, token, payloads, n, 3.0)
-        if row["errors"]:
+        kinds = set(row["error kinds"].split(",")) - {"-"}
+        if kinds - {"503", "TimeoutError"}:
             sys.exit(f"errors while warming up: {row}")
+        if kinds:  # the model is not stored yet, or a first request at an instant is slow
+            print(f"warm-up: {sorted(kinds)} after {time.perf_counter() - started:.0f} s",
+                  flush=True)  # fmt: skip
+            time.sleep(10)
+            continue
         if row["requests"] and float(row["max ms"]) < 1000:
             break
     return time.perf_counter() - started

@@ -59,7 +59,10 @@ def in_use_message(exc: ProtectedError) -> str:
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, QueuecastError):
-        return Response({"detail": exc.detail, **exc.context}, status=exc.status_code)
+        response = Response({"detail": exc.detail, **exc.context}, status=exc.status_code)
+        if "retry_after_s" in exc.context:  # a 503 that knows when to come back
+            response["Retry-After"] = str(int(exc.context["retry_after_s"]))
+        return response
     if isinstance(exc, ProtectedError):
         return Response({"detail": in_use_message(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):

@@ -94,6 +94,9 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("QUEUECAST_SQLITE_PATH", str(BASE_DIR / "queuecast.sqlite3")),
+            # Kept per thread as with PostgreSQL: opening one (and its PRAGMAs) cost ~1.3 ms
+            # of every API request (docs/results.md, "Speed", third round).
+            "CONN_MAX_AGE": 60,
             # Parallel writers: WAL lets readers run beside the writer, and IMMEDIATE
             # transactions take the write lock at BEGIN, so the 30 s busy timeout applies
             # (a deferred transaction upgrading to write fails at once: "database is locked").
@@ -154,6 +157,11 @@ QUEUECAST_MAX_REQUESTED_DAYS = env_int("QUEUECAST_MAX_REQUESTED_DAYS", 7305, min
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024  # larger uploads spill to a temp file
 DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 QUEUECAST_UPLOAD_DIR = env_dir("QUEUECAST_UPLOAD_DIR", str(BASE_DIR / "uploads"))
+# Fitted models shared by every process (predictor/services/fitted_store.py; default:
+# ``fitted`` in the upload folder) and how long the request that starts a model's first fit
+# waits for it before answering 503 "being fitted" (predictor/services/background_fit.py).
+QUEUECAST_FITTED_DIR = env_dir("QUEUECAST_FITTED_DIR", None)
+QUEUECAST_FIT_WAIT_S = env_int("QUEUECAST_FIT_WAIT_S", 5, minimum=0)
 
 # Real PWA traces used by tests and benchmarks (never committed): one setting.
 QUEUECAST_TRACES_DIR = env_dir("QUEUECAST_TRACES_DIR", str(BASE_DIR.parent / "shared" / "traces"))

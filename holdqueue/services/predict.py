@@ -36,6 +36,8 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.services.background_fit import fit_wait_s, fitting, not_ready, recent_failure
+from predictor.services.background_fit import spawn as spawn_fit
 from predictor.services.fitted_store import FittedStore, default_store
 from predictor.services.why import why_body
 
@@ -186,11 +188,7 @@ def _fit(
     frame = frame[(frame["wait_time"] >= 0) & (frame["run_time"] >= 0)].reset_index(drop=True)
     frame["job_id"] = np.arange(1, len(frame) + 1)
     if len(frame) < MIN_HISTORY:
-        raise WrongState(
-            f"site {site.name} has {len(frame)} finished jobs in its history; predictions need "
-            f"{MIN_HISTORY} (import accounting with import_sacct or let it run a while)",
-            field="history",
-        )
+        raise _short_history(site, len(frame))
     from predictor.core.bundle import fit_bundle
     from predictor.services.predict import service_methods
 
@@ -201,6 +199,14 @@ def _fit(
     )  # fmt: skip
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
     return SiteModel(bundle, rows, time.time(), pool, accuracy)
+
+
+def _short_history(site: Site, finished: int) -> WrongState:
+    return WrongState(
+        f"site {site.name} has {finished} finished jobs in its history; predictions need "
+        f"{MIN_HISTORY} (import accounting with import_sacct or let it run a while)",
+        field="history",
+    )
 
 
 def _fit_and_store(
@@ -215,17 +221,19 @@ def _fit_and_store(
             found = store.latest("site", _ident(site))
             if found is not None and time.time() - found[1].fitted_at < CHECK_EVERY_S:
                 return found[1]
-        model = _fit(site, history=history)
-        store.save("site", _ident(site), f"{time.time():017.6f}", model)
+        with fitting(store, "site", _ident(site)):  # the status other processes report
+            model = _fit(site, history=history)
+            store.save("site", _ident(site), f"{time.time():017.6f}", model)
     return model
 
 
 def _refit_in_background(
     site: Site, store: FittedStore, history: pd.DataFrame | None = None
-) -> None:
-    """Refit a stale site's bundle in a thread; requests keep the current one meanwhile."""
+) -> bool:
+    """Refit a stale site's bundle in a thread; requests keep the current one meanwhile.
+    False when this process is already refitting it."""
     if not _REFITTING.add(site.pk):
-        return  # this process is already refitting it
+        return False
 
     def run() -> None:
         from django.db import connection
@@ -241,11 +249,33 @@ def _refit_in_background(
             connection.close()
 
     _spawn(run)
+    return True
 
 
 def _spawn(work: Any) -> None:
-    """Run ``work`` in a daemon thread (a seam: tests run it in place)."""
-    threading.Thread(target=work, name="refit-site", daemon=True).start()
+    """Run ``work`` in a daemon thread, in place inside a test's transaction (a seam)."""
+    spawn_fit(work, "refit-site")
+
+
+def _first_fit(site: Site, store: FittedStore, history: pd.DataFrame | None) -> SiteModel:
+    """No stored bundle yet: fit it in the background (one process at a time, the site's
+    lock); the call that started it waits at most ``QUEUECAST_FIT_WAIT_S``, then every call
+    answers 503 with the fit's status until it is stored (``predictor.services.background_fit``)."""
+    ident = _ident(site)
+    if history is not None:
+        finished = int(((history["wait_time"] >= 0) & (history["run_time"] >= 0)).sum())
+    else:
+        finished = SiteHistory.objects.filter(site=site, wait_s__gte=0, run_s__gte=0).count()
+    if finished < MIN_HISTORY:  # no fit can succeed: say so now, not as a failed fit
+        raise _short_history(site, finished)
+    if recent_failure(store, "site", ident) is None and _refit_in_background(site, store, history):
+        deadline = time.monotonic() + fit_wait_s()
+        while site.pk in _REFITTING.items and time.monotonic() < deadline:
+            time.sleep(0.05)
+    held = _MODELS.get(site.pk)
+    if held is not None and held.ident == ident:
+        return held.model
+    raise not_ready(store, "site", ident, f"site {site.name!r}")
 
 
 def site_model(
@@ -269,10 +299,7 @@ def site_model(
     if held is None:
         found = store.latest("site", _ident(site))
         if found is None:
-            model = _fit_and_store(site, store, blocking=True, history=history)
-            assert model is not None
-            _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
-            return model
+            return _first_fit(site, store, history)
         held = _Held(found[1], _ident(site), 0.0)
     rows = _count(site, history)
     _MODELS.put(site.pk, _Held(held.model, held.ident, time.monotonic()))
@@ -303,6 +330,15 @@ def site_answers(
     """The site's bundle as a plain predictor (``jobmolding.core.live_bundle.LiveBundle``):
     what a submission hands down to the arrival decision (the one seam tests stub)."""
     return LiveBundle(site_model(site, wait_method, history).bundle)
+
+
+def warm_site(site: Site) -> bool:
+    """Fit and store the site's bundle unless one is stored (``warm_site_models`` at start-up,
+    so the first request finds it). True when it fitted now."""
+    store = default_store()
+    if store.latest("site", _ident(site)) is not None:
+        return False
+    return _fit_and_store(site, store, blocking=True) is not None
 
 
 def _ranges(rs: RangeSet, shift_s: float = 0.0) -> list[dict[str, float]]:

@@ -1,5 +1,8 @@
 """A small thread-safe LRU of models fitted per stored trace (the prediction APIs), backed by
-the cross-process :class:`predictor.services.fitted_store.FittedStore` when one is given."""
+the cross-process :class:`predictor.services.fitted_store.FittedStore` when one is given.
+
+``get`` fits when nothing is stored (commands, background runs); ``ready`` is the request's
+way: it never fits in the request (``predictor.services.background_fit``)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,13 @@ from typing import Generic, TypeVar
 
 from django.conf import settings
 
+from predictor.services.background_fit import (
+    BackgroundFits,
+    fit_wait_s,
+    fitting,
+    not_ready,
+    recent_failure,
+)
 from predictor.services.fitted_store import FittedStore
 from queuecast.limits import memory_ceiling
 from queuecast.singleflight import SingleFlight
@@ -45,21 +55,73 @@ class FittedCache(Generic[T]):
         self.items: OrderedDict[tuple, T] = OrderedDict()
         self.lock = threading.Lock()
         self.flights: SingleFlight[T] = SingleFlight()  # one fit per key at a time
+        self.background = BackgroundFits()
 
-    def get(self, trace: Trace) -> T:
-        key = (trace.pk, trace.job_count, trace.finished_at)
+    def _held(self, key: tuple) -> T | None:
         with self.lock:
             if key in self.items:
                 self.items.move_to_end(key)
                 return self.items[key]
-        # Outside the lock (fitting is slow); concurrent first calls wait for one fit,
-        # which runs under the run memory ceiling (a MemoryError fails the request clearly).
-        fitted = self.flights.do(key, lambda: self._load_or_fit(trace))
+        return None
+
+    def _put(self, key: tuple, fitted: T) -> None:
         with self.lock:
             self.items[key] = fitted
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+
+    def get(self, trace: Trace) -> T:
+        """The fitted model, fitted here if no process has stored it (blocking)."""
+        key = (trace.pk, trace.job_count, trace.finished_at)
+        held = self._held(key)
+        if held is not None:
+            return held
+        # Outside the lock (fitting is slow); concurrent first calls wait for one fit,
+        # which runs under the run memory ceiling (a MemoryError fails the request clearly).
+        fitted = self.flights.do(key, lambda: self._load_or_fit(trace))
+        self._put(key, fitted)
         return fitted
+
+    def ready(self, trace: Trace) -> T:
+        """The fitted model if this process holds it or the store has it; else its fit starts
+        in the background (unless a process is fitting it), this call waits for it at most
+        ``QUEUECAST_FIT_WAIT_S`` if it started it, and raises ``ModelNotReady`` (503)."""
+        key = (trace.pk, trace.job_count, trace.finished_at)
+        held = self._held(key)
+        if held is not None or self.store is None:
+            return held if held is not None else self.get(trace)
+        store = self.store()
+        ident, version = store_key(trace)
+        fitted = store.load(self.kind, ident, version)
+        if fitted is not None:
+            self._put(key, fitted)
+            return fitted
+        label = f"trace {trace.name!r}"
+        if recent_failure(store, self.kind, ident, version) is None:
+            done, started = self.background.start(
+                key, lambda: self._fit_in_background(trace, key), f"fit-{self.kind}-{ident}"
+            )
+            if started:
+                done.wait(fit_wait_s())
+            held = self._held(key)
+            if held is not None:
+                return held
+        raise not_ready(store, self.kind, ident, label)
+
+    def _fit_in_background(self, trace: Trace, key: tuple) -> None:
+        """Fit and store unless another process holds the lock (it is fitting)."""
+        assert self.store is not None
+        store = self.store()
+        ident, version = store_key(trace)
+        with store.lock(self.kind, ident, blocking=False) as got:
+            if not got:
+                return
+            fitted = store.load(self.kind, ident, version)  # stored while we looked
+            if fitted is None:
+                with fitting(store, self.kind, ident, version):
+                    fitted = self._fit_within_ceiling(trace)
+                    store.save(self.kind, ident, version, fitted)
+        self._put(key, fitted)
 
     def _load_or_fit(self, trace: Trace) -> T:
         if self.store is None:
@@ -72,8 +134,9 @@ class FittedCache(Generic[T]):
         with store.lock(self.kind, ident):  # single flight across processes
             fitted = store.load(self.kind, ident, version)  # fitted while we waited
             if fitted is None:
-                fitted = self._fit_within_ceiling(trace)
-                store.save(self.kind, ident, version, fitted)
+                with fitting(store, self.kind, ident, version):  # what other processes report
+                    fitted = self._fit_within_ceiling(trace)
+                    store.save(self.kind, ident, version, fitted)
         return fitted
 
     def _fit_within_ceiling(self, trace: Trace) -> T:

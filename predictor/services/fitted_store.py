@@ -9,6 +9,8 @@ copy. The store keeps one pickled copy on disk instead:
 - single flight across processes: the fitter holds ``<dir>/<kind>-<id>.lock``
   (``fcntl.flock``); a process that wants the same key waits for it and then loads the file,
   or, when it has an older version to serve, does not wait at all (``try_lock``);
+- a fit's status beside its lock (``<kind>-<id>.status.json``: fitting since when, by which
+  process, or failed with what), so a process that does not fit can say how the fit goes;
 - bounded: after each save the least recently used files go until at most ``max_items``
   files and ``max_bytes`` bytes remain (a load touches its file).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import pickle
 import re
@@ -114,6 +117,27 @@ class FittedStore:
                 yield True
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
+
+    def status_path(self, kind: str, ident: str) -> Path:
+        return self.dir / f"{_part(kind)}-{_part(ident)}.status.json"
+
+    def write_status(self, kind: str, ident: str, status: dict[str, Any]) -> None:
+        """Replace (kind, id)'s fit status atomically (a JSON object)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(status, f)
+        os.replace(tmp, self.status_path(kind, ident))
+
+    def read_status(self, kind: str, ident: str) -> dict[str, Any] | None:
+        """The last status written for (kind, id), or None."""
+        try:
+            return json.loads(self.status_path(kind, ident).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def clear_status(self, kind: str, ident: str) -> None:
+        self.status_path(kind, ident).unlink(missing_ok=True)
 
 
 def default_store() -> FittedStore:

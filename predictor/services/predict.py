@@ -68,19 +68,25 @@ OVERRIDES: dict[tuple[str, str], FittedCache[FittedBundle]] = {}
 OVERRIDE_CACHE_SIZE = 2
 
 
-def bundle_for(trace: Trace, wait: str | None = None, runtime: str | None = None) -> FittedBundle:
-    """The trace's fitted bundle (fitted on first use, then cached); ``wait`` / ``runtime``
-    name a method to answer with instead of the trace's default choice."""
+def bundle_for(
+    trace: Trace, wait: str | None = None, runtime: str | None = None, block: bool = False
+) -> FittedBundle:
+    """The trace's fitted bundle; ``wait`` / ``runtime`` name a method to answer with instead
+    of the trace's default choice. A request never fits: until the bundle is stored it is
+    fitted in the background and this raises ``ModelNotReady`` (503,
+    ``predictor.services.background_fit``); ``block`` (commands) fits here instead."""
     if trace.status != Status.DONE:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")
     default = service_methods()
     key = (wait or default[0], runtime or default[1])
     if key == default:
-        return BUNDLES.get(trace)
-    cache = OVERRIDES.setdefault(key, FittedCache(
-        OVERRIDE_CACHE_SIZE, lambda t: fit_trace(t, wait_method=key[0], runtime_method=key[1])
-    ))  # fmt: skip
-    return cache.get(trace)
+        cache = BUNDLES
+    else:
+        cache = OVERRIDES.setdefault(key, FittedCache(
+            OVERRIDE_CACHE_SIZE, lambda t: fit_trace(t, wait_method=key[0], runtime_method=key[1]),
+            store=default_store, kind=f"trace-{key[0]}-{key[1]}",
+        ))  # fmt: skip
+    return cache.get(trace) if block else cache.ready(trace)
 
 
 def predict_requests(
@@ -240,7 +246,7 @@ def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
     """Predict every row of the trace with a known start once, at its own arrival, and store
     the answers for every process: any past instant's recent errors are then warm. Returns
     the rows predicted now (the rest were known)."""
-    bundle = bundle_for(trace)
+    bundle = bundle_for(trace, block=True)
     scorer = recent_scorer(bundle, trace)
     rows = np.sort(scorer.known.order)
     before = scorer.memo.predicted

@@ -3,6 +3,8 @@ clipping, point, fallback levels and the leakage guard."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -232,3 +234,66 @@ def test_rangesets_built_by_the_seed_method_are_disjoint() -> None:
         )  # fmt: skip
         assert np.all(rs.low_s[1:] >= rs.high_s[:-1])
         assert rs.probability.sum() == pytest.approx(1.0)
+
+
+def _same_rangesets(a: list[RangeSet], b: list[RangeSet]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        for f in ("low_s", "high_s", "probability"):
+            assert getattr(x, f).tobytes() == getattr(y, f).tobytes()  # bit for bit
+        assert (x.level, x.support, x.point_s) == (y.level, y.support, y.point_s)
+
+
+def test_batched_rangesets_equal_one_target_at_a_time_bit_for_bit(small_log) -> None:
+    from predictor.core.runtime.targets import RuntimeTargets
+    from predictor.core.state.request import RequestBatch, as_batch
+
+    ctx = build_context(small_log, 64, RuntimeParams(), n_tune=80)
+    model = RangeSetPredictor().fit(ctx)
+
+    def one_by_one(targets: RuntimeTargets) -> list[RangeSet]:
+        return [
+            model.predict_one(
+                ctx,
+                {lv: int(c[k]) for lv, c in targets.codes.items()},
+                float(targets.t_s[k]),
+                float(targets.req_time_s[k]),
+                targets.load[k],
+            )  # fmt: skip
+            for k in range(len(targets))
+        ]
+
+    rows = np.arange(len(ctx.jobs))  # every row at its own arrival, the first ones without history
+    batched = model.predict_rows(rows).ranges
+    _same_rangesets(batched, one_by_one(RuntimeTargets.from_rows(ctx, rows)))
+    # One load and requested time for all: only the history slice tells the targets apart.
+    targets = RuntimeTargets.from_rows(ctx, rows)
+    same = RequestBatch(**{**vars(targets.requests), "req_time_s": np.full(rows.size, 3600.0)})
+    targets = replace(targets, requests=same, load=np.full(rows.size, 0.5))
+    _same_rangesets(model._predict(targets, None).ranges, one_by_one(targets))
+    levels = {rs.level for rs in batched}
+    assert {"none", "tuple"} <= levels and len(levels) >= 3  # the fallbacks are exercised
+    for i in (100, 250, 399):  # molding candidates: one request at eight sizes, shared answers
+        t = float(ctx.submit_s[i])
+        base = RequestBatch.from_jobs(ctx.jobs.iloc[[i]]).request(0)
+        batch = as_batch([base.with_procs(p) for p in (1, 2, 3, 4, 8, 16, 32, 64)])
+        snap = from_log(ctx.jobs, t, machine_procs=64, rows=i)
+        answers = model.predict(snap, batch).ranges
+        _same_rangesets(answers, one_by_one(RuntimeTargets.from_snapshot(ctx, snap, batch)))
+
+
+def test_merge_gives_the_plain_stack_loops_floats_on_long_inputs() -> None:
+    from predictor.core.runtime.rangeset import FAST_MERGE_MIN, _merge_stack
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n = int(rng.integers(FAST_MERGE_MIN, 600))
+        centre = rng.choice(rng.lognormal(6, 2, 40), n)  # repeated values: duplicates, nesting
+        half = rng.choice([0.0, 0.05, 0.3, 1.0], n) * centre * rng.random(n)
+        low, high = np.round(centre - half, int(trial % 3)), np.round(centre + half, int(trial % 3))
+        order = np.lexsort((high, low))
+        fast = merge_ranges(low, high, 0.5)
+        plain = _merge_stack(low[order], high[order], order, 0.5)
+        for a, b in zip(fast, plain, strict=True):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert len(fast[0]) < n  # ranges were merged

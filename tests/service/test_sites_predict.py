@@ -179,10 +179,10 @@ def test_a_stale_site_model_answers_while_another_process_refits(
     settings, tmp_path, monkeypatch
 ) -> None:
     settings.QUEUECAST_FITTED_DIR = str(tmp_path)
-    refits: list[object] = []
-    monkeypatch.setattr(site_predict, "_spawn", lambda work: refits.append(work()))
     site = simulated_site()
     first = site_predict.site_model(site)
+    refits: list[object] = []
+    monkeypatch.setattr(site_predict, "_spawn", lambda work: refits.append(work()))
     site_predict._MODELS.put(site.pk, site_predict._Held(
         replace(first, fitted_at=first.fitted_at - 2 * site_predict.REFIT_AGE_S),
         site_predict._ident(site), 0.0))  # fmt: skip

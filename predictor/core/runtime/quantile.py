@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
-from threadpoolctl import threadpool_limits
 
 from predictor.core.runtime.base import Progress, RuntimeEstimator, single_ranges
 from predictor.core.runtime.history import RuntimeContext
@@ -26,6 +25,7 @@ from predictor.core.runtime.peers import (
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.state.retrain import boundaries
+from predictor.core.threads import threads
 
 MIN_TRAIN = 20
 
@@ -89,7 +89,7 @@ class QuantileGBRange(RuntimeEstimator):
         x = self.features_[rows].copy()
         x[:, np.isnan(x).all(axis=0)] = 0.0  # an all-missing column breaks the binning
         # One thread: OpenMP oversubscription on a shared machine made fits 10x slower.
-        with threadpool_limits(limits=1):
+        with threads().limit(limits=1):
             return [
                 HistGradientBoostingRegressor(
                     loss="quantile",
@@ -111,7 +111,7 @@ class QuantileGBRange(RuntimeEstimator):
             sel = bounds == b
             models, support[sel] = self.models(int(b))
             if models is not None:
-                with threadpool_limits(limits=1):
+                with threads().limit(limits=1):
                     out[:, sel] = np.exp([m.predict(x[sel]) for m in models])
             if progress is not None:
                 progress((i + 1) / len(unique))

@@ -227,36 +227,6 @@ class APQ(WaitEstimator):
         )
         return self._finish(d, near, st.good, st.labels, wait, x, x_t, w, chains)
 
-    def _answers_batch(
-        self,
-        dd: np.ndarray,
-        wait: np.ndarray,
-        x: np.ndarray,
-        x_t: np.ndarray,
-        w: np.ndarray,
-        chains: tuple[str, ...],
-    ) -> list[Answer]:
-        """:meth:`_answer` of K targets sharing one history (``dd``: (K, m) distances,
-        ``x_t``: (K, 16)), the nearest points and the structure check batched."""
-        p = self.params
-        m = dd.shape[1]
-        if p.dbscan_min_samples != 2:
-            return [self._answer(dd[k], wait, x, x_t[k], w, chains) for k in range(len(dd))]
-        near = batch.nearest_batch(dd, min(m, int(p.nearest_fraction * m) + p.nearest_extra))
-        st = batch.check_structure_batch(
-            np.take_along_axis(dd, near, axis=1),
-            wait[near],
-            p.dbscan_eps,
-            p.good_no_outlier_mean_d,
-            p.good_mean_d,
-            p.good_outlier_ratio,
-        )
-        labels = np.where(st.outlier, -1, 0)  # only "not noise" is read downstream
-        return [
-            self._finish(dd[k], near[k], st.good[k], labels[k], wait, x, x_t[k], w, chains)
-            for k in range(len(dd))
-        ]
-
     def _finish(
         self,
         d: np.ndarray,
@@ -396,30 +366,8 @@ class APQ(WaitEstimator):
         self, idx: HistoryIndex, targets: WaitTargets, lo: int, hi: int, out: _Out
     ) -> None:
         """Targets ``lo:hi`` share queue, instant and rows before (so one history block): one
-        batched pass (:mod:`predictor.core.wait.apq_batch`)."""
-        tgt = self._target(targets, lo)
-        rows = idx.history(tgt.queue, tgt.t, tgt.n_before)
-        if len(rows) < self.params.min_history:
-            for k in range(lo, hi):
-                self._predict_one(idx, targets, k, out)
-            return
-        block = idx.block(tgt.queue, tgt.t, tgt.n_before)
-        x_t = targets.summary[lo:hi]
-        chain, _, thr = self.chosen()
-        queue: list[np.ndarray | None] = [None] * (hi - lo)
-        if thr < np.inf:  # as candidates(): distributions where the spread exceeds thr
-            hds = batch.hist_distances_batch(targets.hist[lo:hi], block.hist)
-            out.spreads[lo:hi] = [dist.distribution_spread(hd) for hd in hds]
-            queue = [hd if s > thr else None for hd, s in zip(hds, out.spreads[lo:hi], strict=True)]
-        scratch = idx.scratch((2, *block.x.shape))
-        dd = batch.combined_distances(
-            x_t, block.x, block.x_min, block.x_max, block.weights, (scratch[0], scratch[1]), queue
-        )
-        answers = self._answers_batch(dd, block.wait, block.x, x_t, block.weights, (chain,))
-        for k, answer in enumerate(answers, start=lo):
-            mode = "summaries" if queue[k - lo] is None else "distributions"
-            got = self.resolve({mode: answer}, out.spreads[k], len(rows))
-            out.wait_s[k], out.names[k], out.support[k], out.modes[k] = got
+        batched pass (:func:`predictor.core.wait.apq_batch.predict_group`)."""
+        batch.predict_group(self, idx, targets, lo, hi, out)
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
         """APQ prediction per target; predictor name, support and distance mode per target.

@@ -14,11 +14,17 @@ equality bit for bit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from predictor.core.state import histograms as hg
 from predictor.core.wait import apq_distance as dist
+
+if TYPE_CHECKING:  # apq imports this module
+    from predictor.core.wait.apq import APQ, Answer, _Out
+    from predictor.core.wait.apq_index import HistoryIndex
+    from predictor.core.wait.targets import WaitTargets
 
 
 def combined_distances(
@@ -153,3 +159,64 @@ def check_structure_batch(
             mean_d <= good_mean_d and n_out[j] < outlier_ratio * mean_size
         )
     return StructureBatch(outlier, good)
+
+
+def predict_group(
+    apq: APQ, idx: HistoryIndex, targets: WaitTargets, lo: int, hi: int, out: _Out
+) -> None:
+    """APQ's answers for targets ``lo:hi``, which share queue, instant and rows before (so one
+    history block), in one batched pass; each equals ``apq._predict_one``'s."""
+    tgt = apq._target(targets, lo)
+    rows = idx.history(tgt.queue, tgt.t, tgt.n_before)
+    if len(rows) < apq.params.min_history:
+        for k in range(lo, hi):
+            apq._predict_one(idx, targets, k, out)
+        return
+    block = idx.block(tgt.queue, tgt.t, tgt.n_before)
+    x_t = targets.summary[lo:hi]
+    chain, _, thr = apq.chosen()
+    queue: list[np.ndarray | None] = [None] * (hi - lo)
+    if thr < np.inf:  # as APQ.candidates(): distributions where the spread exceeds thr
+        hds = hist_distances_batch(targets.hist[lo:hi], block.hist)
+        out.spreads[lo:hi] = [dist.distribution_spread(hd) for hd in hds]
+        queue = [hd if s > thr else None for hd, s in zip(hds, out.spreads[lo:hi], strict=True)]
+    scratch = idx.scratch((2, *block.x.shape))
+    dd = combined_distances(
+        x_t, block.x, block.x_min, block.x_max, block.weights, (scratch[0], scratch[1]), queue
+    )
+    answers = answers_batch(apq, dd, block.wait, block.x, x_t, block.weights, (chain,))
+    for k, answer in enumerate(answers, start=lo):
+        mode = "summaries" if queue[k - lo] is None else "distributions"
+        got = apq.resolve({mode: answer}, out.spreads[k], len(rows))
+        out.wait_s[k], out.names[k], out.support[k], out.modes[k] = got
+
+
+def answers_batch(
+    apq: APQ,
+    dd: np.ndarray,
+    wait: np.ndarray,
+    x: np.ndarray,
+    x_t: np.ndarray,
+    w: np.ndarray,
+    chains: tuple[str, ...],
+) -> list[Answer]:
+    """``apq._answer`` of K targets sharing one history (``dd``: (K, m) distances,
+    ``x_t``: (K, 16)), the nearest points and the structure check batched."""
+    p = apq.params
+    m = dd.shape[1]
+    if p.dbscan_min_samples != 2:
+        return [apq._answer(dd[k], wait, x, x_t[k], w, chains) for k in range(len(dd))]
+    near = nearest_batch(dd, min(m, int(p.nearest_fraction * m) + p.nearest_extra))
+    st = check_structure_batch(
+        np.take_along_axis(dd, near, axis=1),
+        wait[near],
+        p.dbscan_eps,
+        p.good_no_outlier_mean_d,
+        p.good_mean_d,
+        p.good_outlier_ratio,
+    )
+    labels = np.where(st.outlier, -1, 0)  # only "not noise" is read downstream
+    return [
+        apq._finish(dd[k], near[k], st.good[k], labels[k], wait, x, x_t[k], w, chains)
+        for k in range(len(dd))
+    ]

@@ -11,13 +11,11 @@ trained only on jobs whose wait was known at training time, and retrained every
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
-from threadpoolctl import ThreadpoolController
 
 from predictor.core.state.retrain import boundaries
+from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
 from predictor.core.wait.targets import WaitTargets
@@ -39,13 +37,6 @@ def gbm_features(targets: WaitTargets) -> np.ndarray:
     hist = hist.reshape(len(summary), int(np.prod(hist.shape[1:])))
     cols = [np.log1p(summary), np.log1p(counts), np.log1p(means_w), np.log1p(means_r), tod, hist]
     return np.column_stack(cols)
-
-
-@cache
-def threads() -> ThreadpoolController:
-    """The process's thread-pool controller, made once: ``threadpool_limits`` makes a new one
-    per call, which scans the loaded libraries (/proc/self/maps), a few ms per prediction."""
-    return ThreadpoolController()
 
 
 class WaitGBM(WaitEstimator):

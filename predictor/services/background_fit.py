@@ -1,0 +1,140 @@
+"""First fits that never run inside a request.
+
+A trace's or site's first fit takes seconds to minutes (``auto`` fits twelve experts: 90 s at
+load on KTH, docs/results.md "Speed"), longer than gunicorn's 60 s request timeout. So when
+no fitted model exists in the process or in the store (``predictor.services.fitted_store``),
+a request starts the fit in a background thread of its process and waits at most
+``QUEUECAST_FIT_WAIT_S`` (5 s: a small log's fit answers in one go). Until the model is
+stored every request answers at once with :class:`ModelNotReady`: 503, a ``Retry-After``
+header and a body saying the model is being fitted, since when and by which process (or that
+the last fit failed, with its error). No other method answers in its place.
+
+Single flight across processes: the background fit takes the store's (kind, id) lock without
+waiting; when another process (another web worker, ``manage.py warm_predictions`` run by
+``scripts/serve`` at start-up) holds it, the thread ends at once and the answer is that
+process's status. Within a process one background fit per key runs at a time
+(:class:`BackgroundFits`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from predictor.services.fitted_store import FittedStore
+from queuecast.errors import ServiceUnavailable
+
+LOG = logging.getLogger(__name__)
+RETRY_AFTER_S = 10  # while fitting: a fit takes tens of seconds at least
+FAILED_RETRY_S = 300  # a failed fit is tried again by the first request after this
+
+
+class ModelNotReady(ServiceUnavailable):
+    """503: the model that answers is not fitted yet (or its last fit failed)."""
+
+
+def fit_wait_s() -> float:
+    return float(getattr(settings, "QUEUECAST_FIT_WAIT_S", 5))
+
+
+def inline() -> bool:
+    """Background work runs in place when no other thread may read the request's rows: an
+    in-memory SQLite database, or inside a transaction (the test suite's)."""
+    in_memory = connection.vendor == "sqlite" and connection.is_in_memory_db()
+    return in_memory or connection.in_atomic_block
+
+
+def spawn(work: Callable[[], None], name: str) -> None:
+    """Run ``work`` in a daemon thread (in place when :func:`inline`); a seam for tests."""
+    if inline():
+        work()
+        return
+
+    def run() -> None:
+        try:
+            work()
+        finally:
+            connection.close()  # the thread's own database connection
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+
+
+class BackgroundFits:
+    """This process's background fits: at most one per key; ``start`` gives its done event."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: dict[Any, threading.Event] = {}
+
+    def start(self, key: Any, work: Callable[[], None], name: str) -> tuple[threading.Event, bool]:
+        """(done event, whether this call started it)."""
+        with self.lock:
+            if key in self.running:
+                return self.running[key], False
+            done = self.running[key] = threading.Event()
+
+        def run() -> None:
+            try:
+                work()
+            except Exception:  # the status file says it failed; the next request says so
+                LOG.exception("background fit %s failed", name)
+            finally:
+                with self.lock:
+                    self.running.pop(key, None)
+                done.set()
+
+        spawn(run, name)
+        return done, True
+
+
+@contextlib.contextmanager
+def fitting(store: FittedStore, kind: str, ident: str, version: str = "") -> Iterator[None]:
+    """Around a fit under the store's lock: its status is ``fitting`` (since when, which
+    process) while it runs, ``failed`` (with the error) if it raises, gone once stored."""
+    store.write_status(kind, ident, {"state": "fitting", "version": version,
+                                     "started_at": time.time(), "pid": os.getpid()})  # fmt: skip
+    try:
+        yield
+    except Exception as exc:
+        store.write_status(kind, ident, {"state": "failed", "version": version, "at": time.time(),
+                                         "error": f"{type(exc).__name__}: {exc}"})  # fmt: skip
+        raise
+    store.clear_status(kind, ident)
+
+
+def recent_failure(store: FittedStore, kind: str, ident: str, version: str = "") -> dict | None:
+    """The status of this version's last fit if it failed less than ``FAILED_RETRY_S`` ago."""
+    status = store.read_status(kind, ident)
+    if not status or status.get("state") != "failed" or status.get("version", "") != version:
+        return None
+    return status if time.time() - float(status.get("at", 0)) < FAILED_RETRY_S else None
+
+
+def not_ready(store: FittedStore, kind: str, ident: str, label: str) -> ModelNotReady:
+    """The 503 of a model not stored yet, from its fit's status."""
+    status = store.read_status(kind, ident) or {}
+    now = time.time()
+    if status.get("state") == "failed":
+        retry = max(1, round(FAILED_RETRY_S - (now - float(status.get("at", now)))))
+        return ModelNotReady(
+            f"fitting the model of {label} failed ({status.get('error')}); it is tried again "
+            f"in {retry} s",
+            status="failed", error=status.get("error"), retry_after_s=retry,
+        )  # fmt: skip
+    started = status.get("started_at")
+    elapsed = None if started is None else round(now - float(started), 1)
+    since = "" if elapsed is None else f" (started {elapsed:.0f} s ago)"
+    return ModelNotReady(
+        f"the model of {label} is being fitted{since}; no prediction until it is stored. "
+        f"Retry in {RETRY_AFTER_S} s",
+        status="fitting", started_at=started, elapsed_s=elapsed, fitting_pid=status.get("pid"),
+        retry_after_s=RETRY_AFTER_S,
+    )  # fmt: skip
