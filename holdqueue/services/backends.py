@@ -79,8 +79,16 @@ def _sub(row: SimulatedSubmission) -> SimSubmission:
     )
 
 
+def _trace_stamp(site: Site) -> str:
+    """What tells one stored trace from another that got the same id (SQLite reuses the id of
+    a deleted last row): its creation time and job count."""
+    trace = site.trace
+    return f"{trace.created_at.isoformat()}/{trace.job_count}"
+
+
 @lru_cache(maxsize=8)
-def _background(trace_id: int) -> Background:
+def _background(trace_id: int, stamp: str) -> Background:
+    """The trace's jobs as background load, cached per (id, :func:`_trace_stamp`)."""
     from traces.services.queries import jobs_frame
 
     jobs = jobs_frame(trace_id)
@@ -113,7 +121,7 @@ def backend_for(site: Site) -> Backend:
     options = {k: float(config[k]) for k in SIMULATED_KEYS if k in config}
     return make_backend(
         "simulated",
-        background=_background(site.trace_id),
+        background=_background(site.trace_id, _trace_stamp(site)),
         machine_procs=site.machine_procs,
         epoch_ts=site.epoch.timestamp(),
         store=DatabaseStore(site),
