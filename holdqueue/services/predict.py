@@ -235,9 +235,7 @@ def _refit_in_background(
     if not _REFITTING.add(site.pk):
         return False
 
-    def run() -> None:
-        from django.db import connection
-
+    def run() -> None:  # ``spawn_fit`` closes the thread's own connection, not the caller's
         try:
             model = _fit_and_store(site, store, blocking=False, history=history)
             if model is not None:
@@ -246,7 +244,6 @@ def _refit_in_background(
             LOG.exception("background refit of site %s failed", site.pk)
         finally:
             _REFITTING.discard(site.pk)
-            connection.close()
 
     _spawn(run)
     return True
