@@ -45,10 +45,17 @@ def wait_for(driver: Any, css: str, timeout: float = WAIT_S) -> Any:
 
 
 def until(driver: Any, check: Any, timeout: float = WAIT_S) -> Any:
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+        WebDriverException,
+    )
     from selenium.webdriver.support.ui import WebDriverWait
 
-    ignored = (NoSuchElementException, StaleElementReferenceException)
+    # A check that reads a node while a form's redirect replaces the page can meet the old
+    # document: Chromium says "stale element" or, since 156, the generic "Node with given id
+    # does not belong to the document" (a WebDriverException); both mean "look again".
+    ignored = (NoSuchElementException, StaleElementReferenceException, WebDriverException)
     return WebDriverWait(driver, timeout, 0.1, ignored_exceptions=ignored).until(check)
 
 
