@@ -137,13 +137,18 @@ def test_the_mix_follows_the_best_expert_after_a_change():
     assert np.mean(np.abs(got.wait_s - wait)) < 0.7 * np.mean(wait)
 
 
-def test_outside_targets_get_the_option_measured_best_on_outside_jobs():
-    arrival, wait = _stream(3000, seed=5)
-    outside = np.arange(3000) % 4 == 0
-    # expert 0 is exact inside and terrible outside; expert 1 (safe) the reverse
+def _inside_outside(n: int = 3000):
+    """A stream where every 4th target lies outside the seen states; expert 0 is exact inside
+    and terrible outside, expert 1 the reverse, expert 2 answers zero."""
+    arrival, wait = _stream(n, seed=5)
+    outside = np.arange(n) % 4 == 0
     e0 = np.where(outside, wait + 9000.0, wait)
     e1 = np.where(outside, wait, wait + 9000.0)
-    pred = np.stack([e0, e1, np.zeros(3000)])
+    return arrival, wait, outside, np.stack([e0, e1, np.zeros(n)])
+
+
+def test_outside_targets_get_the_option_measured_best_on_outside_jobs():
+    arrival, wait, outside, pred = _inside_outside()  # expert 1 is the safe one here
     sel = HedgeSelector(_pool(pred, wait, arrival, outside), safe=1, zero=2, min_known=20)
     got = _ask(sel, pred, arrival, outside)
     late = got.rounds >= 20
@@ -153,12 +158,8 @@ def test_outside_targets_get_the_option_measured_best_on_outside_jobs():
 
 
 def test_a_fallback_among_all_experts_may_pick_one_that_is_not_the_safe_one():
-    arrival, wait = _stream(3000, seed=5)
-    outside = np.arange(3000) % 4 == 0
+    arrival, wait, outside, pred = _inside_outside()
     # expert 1 is exact outside but is not the safe expert (0, terrible outside)
-    e0 = np.where(outside, wait + 9000.0, wait)
-    e1 = np.where(outside, wait, wait + 9000.0)
-    pred = np.stack([e0, e1, np.zeros(3000)])
     pool = _pool(pred, wait, arrival, outside)
     kw = {"safe": 0, "zero": 2, "min_known": 20, "names": ("a", "b", "zero")}
     safe = _ask(HedgeSelector(pool, **kw), pred, arrival, outside)
