@@ -194,9 +194,11 @@ def _fit(
 
     default_wait, runtime_method = service_methods()  # auto and the chosen runtime method
     bundle = fit_bundle(
-        frame, site.machine_procs, wait_method=wait_method or default_wait,
+        frame,
+        site.machine_procs,
+        wait_method=wait_method or default_wait,
         runtime_method=runtime_method,
-    )  # fmt: skip
+    ).train_ahead()  # fmt: skip  (no request trains a model: FittedBundle.train_ahead)
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
     return SiteModel(bundle, rows, time.time(), pool, accuracy)
 

@@ -69,6 +69,16 @@ class FittedBundle:
         """The columns snapshots of the fitted log read, extracted once."""
         return LogColumns.of(self.jobs)
 
+    def train_ahead(self) -> FittedBundle:
+        """Train now every model the three methods would train lazily for an instant after
+        the tuning part (quantile and GBM models per row block, density's block levels,
+        ``auto``'s scored pool): a stored bundle then answers such an instant without
+        training. Answers are unchanged (each is a function of the instant's past only)."""
+        for method in (self.wait, self.bound, self.runtime):
+            if method is not None:
+                method.train_ahead()
+        return self
+
     def snapshot(self, time_s: float) -> Snapshot:
         """The fitted log's state at ``time_s`` (every job submitted by then has arrived)."""
         return from_log(

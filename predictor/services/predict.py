@@ -21,7 +21,8 @@ from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
-from predictor.core.wait.recent import RecentScorer
+from predictor.core.wait.recent import RecentErrors, RecentScorer
+from predictor.services import shared_rows
 from predictor.services.fitted_cache import FittedCache, store_key
 from predictor.services.fitted_store import default_store
 from predictor.services.why import why_body
@@ -51,7 +52,8 @@ def fit_trace(
     trace: Trace, wait_method: str | None = None, runtime_method: str | None = None
 ) -> FittedBundle:
     """The bundle of a stored trace (its first 20 % of jobs choose the settings and the
-    runtime method), fitted once per trace version."""
+    runtime method), fitted once per trace version, with every model an instant after the
+    tuning part needs trained ahead (``FittedBundle.train_ahead``: no request trains one)."""
     default_wait, default_runtime = service_methods()
     swf = swf_trace_for(trace)
     return fit_bundle(
@@ -59,7 +61,7 @@ def fit_trace(
         int(trace.machine_procs or swf.machine_procs or 1),
         wait_method=wait_method or default_wait,
         runtime_method=runtime_method or default_runtime,
-    )
+    ).train_ahead()
 
 
 BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace, store=default_store)
@@ -215,7 +217,7 @@ def trust(
     started by ``at``, built once per trace version and instant (``RecentScorer``: each log
     row is predicted once, instants kept in a small LRU)."""
     level, within = float(query.get("confidence") or 0.9), query.get("within_s")
-    recent = recent_scorer(bundle, trace).at(at)
+    recent = recent_at(bundle, at, trace)
     body: dict[str, Any] = {"confidence": level, "within_s": within, "p_within": None,
                             "interval_low_s": None, "interval_high_s": None}  # fmt: skip
     body.update(recent_jobs=int(recent.rows.size), recent_aae_s=_num(recent.aae_s),
@@ -230,16 +232,31 @@ def trust(
 
 def recent_scorer(bundle: FittedBundle, trace: Trace | None = None) -> RecentScorer:
     """The bundle's recent-error scorer (row predictions memoised, instants cached); it lives
-    and dies with the bundle. With the trace, it starts from the row predictions that
-    :func:`warm_rows` stored for this trace version, if any."""
+    and dies with the bundle. With the trace, it starts from the row predictions stored for
+    this trace version (by :func:`warm_rows` or by any process's requests), if any."""
     scorer = bundle.__dict__.get("_recent_scorer")
     if scorer is None:
         scorer = RecentScorer(bundle.wait, bundle.jobs)
-        stored = None if trace is None else default_store().load("rows", *store_key(trace))
-        if stored is not None and stored["values"].size == len(bundle.jobs):
-            scorer.memo.values[:], scorer.memo.known[:] = stored["values"], stored["known"]
+        if trace is not None:
+            shared_rows.read_into(default_store(), *store_key(trace), scorer.memo)
         scorer = bundle.__dict__.setdefault("_recent_scorer", scorer)
     return scorer
+
+
+def recent_at(bundle: FittedBundle, at: float, trace: Trace | None = None) -> RecentErrors:
+    """The recent errors at ``at``, its pool computed once for every process: a new instant
+    first reads the rows other processes stored, and the rows it predicts are merged into
+    the store (``predictor.services.shared_rows``)."""
+    scorer = recent_scorer(bundle, trace)
+    if trace is None or not scorer.missing(at):
+        return scorer.at(at)
+    store, (ident, version) = default_store(), store_key(trace)
+    shared_rows.read_into(store, ident, version, scorer.memo)
+    before = scorer.memo.predicted
+    recent = scorer.at(at)
+    if scorer.memo.predicted > before:
+        shared_rows.merge_into_store(store, ident, version, scorer.memo)
+    return recent
 
 
 def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
@@ -254,9 +271,8 @@ def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
         scorer.memo.wait_s(rows[lo : lo + chunk])
         if progress is not None:
             progress(min(1.0, (lo + chunk) / max(rows.size, 1)))
-    memo = scorer.memo
-    default_store().save("rows", *store_key(trace), {"values": memo.values, "known": memo.known})
-    return memo.predicted - before
+    shared_rows.merge_into_store(default_store(), *store_key(trace), scorer.memo)
+    return scorer.memo.predicted - before
 
 
 def _num(value: float) -> float | None:

@@ -88,6 +88,11 @@ class AutoRuntime(RuntimeEstimator):
             "calibrated": bool(self.calibrate),
         }
 
+    def train_ahead(self) -> AutoRuntime:
+        """The chosen method's (same answers)."""
+        self.model_.train_ahead()
+        return self
+
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
         pred = self.model_._predict(targets, progress)
         return calibrated(pred, self.choice_.calibration) if self.calibrate else pred
@@ -130,6 +135,11 @@ class CalibratedRuntime(RuntimeEstimator):
 
     def _fitted(self) -> RuntimeContext:
         return self.model._fitted()
+
+    def train_ahead(self) -> CalibratedRuntime:
+        """The wrapped method's (same answers)."""
+        self.model.train_ahead()
+        return self
 
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
         pred = self.model._predict(targets, progress)

@@ -52,6 +52,14 @@ class RuntimeEstimator:
         """What was learned, for the evaluation's report (JSON-ready); nothing by default."""
         return {}
 
+    def train_ahead(self) -> Self:
+        """Train now what a prediction at any instant after the tuning part would otherwise
+        train lazily (a model per row block, a level per block), so that a stored fitted
+        method answers every such instant without training. Answers are unchanged; nothing
+        by default."""
+        self._fitted()
+        return self
+
     def _fitted(self) -> RuntimeContext:
         if not hasattr(self, "history_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(history) first")

@@ -161,30 +161,48 @@ class DensityRangeSet(RuntimeEstimator):
                 self._block_lam[int(b)] = self._block_level(int(b), float(target))
         return np.array([self._block_lam[int(b)] for b in blocks], dtype=float)
 
+    def train_ahead(self) -> DensityRangeSet:
+        """The quantile models of every block after the tuning part, then the level of every
+        block of the log, in order (each a pure function of the past: same answers)."""
+        self.quantile_.train_ahead()
+        n = self.history_.submit_s.size
+        self._levels(np.arange(n // self.every + 1, dtype=np.int64) * self.every)
+        return self
+
     def _block_level(self, block: int, setpoint: float) -> float:
         """``lam`` whose coverage on the ``window`` jobs before the block meets the setpoint
         less the mean drift of the last ``memory`` blocks (:func:`.level.feedback_target`)."""
-        window = None
         for k in range(max(block - self.memory, 0), block + 1):
-            if k == block or k not in self._block_u:
-                window = self._observe(k, setpoint)
+            if k not in self._block_u:
+                self._observe(k, setpoint)
+        window = self._window(block)
         if window is None:
             return self.lam_
         past = range(block - self.memory + 1, block + 1)
-        drifts = [d for k in past if (d := self._block_drift.get(k)) is not None]
+        drifts = [d for k in past if (d := self._drift(k, setpoint)) is not None]
         target = feedback_target(setpoint, drifts, self.max_coverage)
         self._block_target[block] = target
         return self._bisect(window, target)
 
-    def _observe(self, block: int, setpoint: float) -> LengthWindow | None:
-        """The window before ``block``; records its setpoint level ``u`` and the drift
-        ``coverage(window at u of the block before) - setpoint`` (:mod:`.level`)."""
+    def _observe(self, block: int, setpoint: float) -> None:
+        """Record the level ``u`` that meets the setpoint on the window before ``block``."""
         window = self._window(block)
-        before = self._block_u.get(block - 1)
         self._block_u[block] = None if window is None else self._bisect(window, setpoint)
-        drift = None if window is None or before is None else window.coverage(before) - setpoint
-        self._block_drift[block] = drift
-        return window
+
+    def _drift(self, block: int, setpoint: float) -> float | None:
+        """``coverage(window before block at u of the block before) - setpoint`` (:mod:`.level`;
+        None before the first block or without a window or level). Computed from the two
+        windows alone, so a block's level does not depend on which blocks were asked first
+        (it did when a block was first seen at the start of a later block's memory)."""
+        if block not in self._block_drift:
+            if block < 1:
+                return None
+            if block - 1 not in self._block_u:
+                self._observe(block - 1, setpoint)
+            window, before = self._window(block), self._block_u.get(block - 1)
+            drift = None if window is None or before is None else window.coverage(before) - setpoint
+            self._block_drift[block] = drift
+        return self._block_drift[block]
 
     def _window(self, block: int) -> LengthWindow | None:
         """Length table of the ``window`` jobs before the block (None: fewer than

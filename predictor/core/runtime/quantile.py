@@ -24,7 +24,7 @@ from predictor.core.runtime.peers import (
 )
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
-from predictor.core.state.retrain import boundaries
+from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
@@ -83,6 +83,14 @@ class QuantileGBRange(RuntimeEstimator):
             models = None if ended.size < MIN_TRAIN else self._train(ended)
             self._models[b] = (models, int(ended.size) if models else 0)
         return self._models[b]
+
+    def train_ahead(self) -> QuantileGBRange:
+        """The models of every boundary after the tuning part (:func:`later_boundaries`),
+        trained now instead of by the first prediction that needs them (same models)."""
+        ctx = self._fitted()
+        for b in later_boundaries(ctx.submit_s.size, ctx.n_tune, self.every_):
+            self.models(int(b))
+        return self
 
     def _train(self, rows: np.ndarray) -> list[HistGradientBoostingRegressor]:
         y = np.log(self.history_.run_s[rows])

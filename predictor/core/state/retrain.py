@@ -36,3 +36,12 @@ def boundaries(
         ],
         dtype=np.int64,
     )
+
+
+def later_boundaries(n_rows: int, n_tune: int, every: int) -> np.ndarray:
+    """Every boundary a target after the tuning part can get (``n_before >= n_tune``): the
+    tuning end and every ``every`` rows after it, below ``n_rows`` (a boundary is a row that
+    has arrived). Targets inside the tuning part get their own row (:func:`boundary`)."""
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    return np.arange(max(n_tune, 0), n_rows, every, dtype=np.int64)

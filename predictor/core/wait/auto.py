@@ -178,6 +178,15 @@ class AutoWait(WaitEstimator):
             self._selector = self._build(self.scored_rows_[: self._scored_pred.shape[1]])
         return self._selector
 
+    def train_ahead(self) -> AutoWait:
+        """Every expert's lazily trained models, then the pool grown to the whole log (every
+        scored row predicted by every expert): an answer at any instant then only reads it.
+        The pool below an instant is the one a lazy call grows, so answers are unchanged."""
+        for method in self.methods_.values():
+            method.train_ahead()
+        self.selector(len(self._fitted().jobs))
+        return self
+
     def _build(self, scored: np.ndarray) -> HedgeSelector:
         jobs = self._fitted().jobs
         rows = np.concatenate([self.validation_rows_, scored])

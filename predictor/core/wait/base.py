@@ -57,6 +57,14 @@ class WaitEstimator:
         self._fitted()
         return self._predict(targets, progress)
 
+    def train_ahead(self) -> WaitEstimator:
+        """Train now what a prediction at any instant after the tuning part would otherwise
+        train lazily (a model per row block, ``auto``'s scored pool), so that a stored fitted
+        method answers every such instant without training. Answers are unchanged; nothing
+        by default."""
+        self._fitted()
+        return self
+
     def _fitted(self) -> WaitContext:
         if not hasattr(self, "history_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(history) first")

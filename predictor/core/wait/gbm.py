@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from predictor.core.state.retrain import boundaries
+from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
@@ -93,6 +93,14 @@ class WaitGBM(WaitEstimator):
             rows = self.known_.order[max(0, m - self.max_train) : m]
             self._models[b] = None if rows.size < 20 else self._train(rows)
         return self._models[b]
+
+    def train_ahead(self) -> WaitGBM:
+        """The models of every boundary after the tuning part (:func:`later_boundaries`),
+        trained now instead of by the first prediction that needs them (same models)."""
+        self._fitted()
+        for b in later_boundaries(self.submit_.size, self.n_tune_, self.retrain_every):
+            self.model(int(b))
+        return self
 
     def _train(self, rows: np.ndarray) -> HistGradientBoostingRegressor:
         model = HistGradientBoostingRegressor(

@@ -121,6 +121,15 @@ class RecentScorer:
         """Rows submitted by ``known_at_s`` (every such job has arrived)."""
         return int(np.searchsorted(self.submit_s, known_at_s, side="right"))
 
+    def missing(self, known_at_s: float, n_before: int | None = None) -> bool:
+        """Whether ``at`` would predict rows (a new instant whose pool holds unknown rows)."""
+        n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
+        with self.lock:
+            if (float(known_at_s), n_before) in self.cache:
+                return False
+        rows = recent_rows(self.jobs, known_at_s, n_before, self.n, self.known)
+        return not bool(self.memo.known[rows].all())
+
     def at(self, known_at_s: float, n_before: int | None = None) -> RecentErrors:
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
         key = (float(known_at_s), n_before)

@@ -1,0 +1,46 @@
+"""Each log row's own-arrival wait prediction, shared by every process through the store.
+
+An answer's trust block re-scores the ~300 jobs that most recently started by its instant
+(``predictor.core.wait.recent``). A process memoises each row's prediction
+(:class:`~predictor.core.wait.row_memo.RowWaitMemo`), but each web worker used to pay a new
+instant's rows again (a few seconds; minutes with ``auto``, docs/results.md, issue 18). So the
+memo is kept in the store (``rows-<trace id>-<version>.pkl``, the file ``warm_predictions``
+writes for every row): before a process predicts rows for a new instant it reads the rows
+other processes stored, and after it predicted some it merges them into the file under the
+store's ``rows`` lock (a short read-merge-write; single flight is not needed: two processes
+predicting the same row store the same number). So a past instant's pool is computed once
+for all processes.
+"""
+
+from __future__ import annotations
+
+from predictor.core.wait.row_memo import RowWaitMemo
+from predictor.services.fitted_store import FittedStore
+
+KIND = "rows"
+
+
+def read_into(store: FittedStore, ident: str, version: str, memo: RowWaitMemo) -> int:
+    """Copy the stored rows this memo does not know yet into it; returns how many."""
+    stored = store.load(KIND, ident, version)
+    if stored is None or stored["values"].size != memo.values.size:
+        return 0
+    with memo.lock:
+        new = stored["known"] & ~memo.known
+        memo.values[new] = stored["values"][new]
+        memo.known[new] = True
+    return int(new.sum())
+
+
+def merge_into_store(store: FittedStore, ident: str, version: str, memo: RowWaitMemo) -> None:
+    """Store the union of the stored rows and this memo's (under the ``rows`` lock, so that
+    two processes merging at once lose none)."""
+    with store.lock(f"{KIND}-merge", ident):
+        stored = store.load(KIND, ident, version)
+        with memo.lock:
+            values, known = memo.values.copy(), memo.known.copy()
+        if stored is not None and stored["values"].size == values.size:
+            add = stored["known"] & ~known
+            values[add] = stored["values"][add]
+            known |= stored["known"]
+        store.save(KIND, ident, version, {"values": values, "known": known})

@@ -1,0 +1,123 @@
+"""``train_ahead``: every model a prediction after the tuning part would train lazily is
+trained at once, and the answers are bit for bit the lazy ones (issue 18: no request trains
+a model)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from predictor.core.bundle import fit_bundle
+from predictor.core.runtime.density import DensityRangeSet
+from predictor.core.runtime.history import build_context
+from predictor.core.runtime.quantile import QuantileGBRange
+from predictor.core.state.request import JobRequest
+from predictor.core.state.retrain import boundary, later_boundaries
+from predictor.core.state.snapshot import from_log
+from predictor.core.wait.auto import AutoWait
+from predictor.core.wait.gbm import WaitGBM
+from predictor.core.wait.registry import make_method
+from tests.core.test_runtime_density import PROCS, jobs_with_requests
+from tests.core.wait_fakes import make_ctx, make_jobs
+
+KW = {"target_coverage": 0.2, "setpoint_grid": (), "every": 60, "window": 60, "memory": 3}
+
+
+@pytest.fixture(scope="module")
+def density() -> DensityRangeSet:
+    """A density method fitted once (blocks of 60 rows), never asked: copy before use."""
+    return DensityRangeSet(**KW).fit(build_context(jobs_with_requests(seed=6), PROCS, n_tune=160))
+
+
+def _no_training(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was trained inside a prediction")
+
+    monkeypatch.setattr(QuantileGBRange, "_train", refuse)
+    monkeypatch.setattr(WaitGBM, "_train", refuse)
+
+
+def _same_rangesets(a, b) -> None:
+    assert len(a.ranges) == len(b.ranges)
+    for x, y in zip(a.ranges, b.ranges, strict=True):
+        for field in ("low_s", "high_s", "probability"):
+            assert getattr(x, field).tobytes() == getattr(y, field).tobytes()
+        assert (x.point_s, x.level, x.support) == (y.point_s, y.level, y.support)
+
+
+def test_later_boundaries_are_every_boundary_a_later_target_gets():
+    submit = np.arange(1000, dtype=float)
+    grid = later_boundaries(1000, 130, 97)
+    got = {boundary(n, float(n), submit, 130, 97) for n in range(130, 1000)}
+    got |= {boundary(n, float(n) - 0.5, submit, 130, 97) for n in range(131, 1000)}
+    assert got == set(grid.tolist())
+    with pytest.raises(ValueError, match="every"):
+        later_boundaries(10, 2, 0)
+
+
+def test_density_trained_ahead_answers_as_the_lazy_one_and_trains_nothing(density, monkeypatch):
+    ctx, fitted = density.history_, density
+    lazy, ahead = pickle.loads(pickle.dumps(fitted)), pickle.loads(pickle.dumps(fitted))
+    ahead.train_ahead()
+    assert set(ahead.quantile_._models) == set(later_boundaries(500, 160, ahead.quantile_.every_))
+    assert set(ahead._block_lam) == set(range(500 // 60 + 1))
+    rows = np.arange(160, 500)
+    expected = lazy.predict_rows(rows)
+    _no_training(monkeypatch)
+    _same_rangesets(ahead.predict_rows(rows), expected)
+    at = float(ctx.submit_s[420]) + 1.0  # a snapshot between two rows
+    request = JobRequest(user=1, group=1, queue=1, procs=8, req_time_s=7200.0, submit_s=at)
+    snap = from_log(ctx.jobs, at, machine_procs=PROCS)
+    _same_rangesets(ahead.predict(snap, [request]), lazy.predict(snap, [request]))
+
+
+def test_a_blocks_level_does_not_depend_on_which_blocks_were_asked_first(density):
+    in_order = pickle.loads(pickle.dumps(density))
+    backwards = pickle.loads(pickle.dumps(density))
+    in_order.predict_rows(np.arange(160, 500))  # every block, first to last
+    for block in range(8, 1, -1):  # last to first: each block's memory seen cold
+        backwards.predict_rows(np.arange(block * 60, block * 60 + 5))
+    for block in range(2, 9):
+        assert backwards._block_lam[block] == in_order._block_lam[block], block
+        assert backwards._block_drift.get(block) == in_order._block_drift.get(block), block
+
+
+def test_gbm_and_auto_trained_ahead_answer_as_the_lazy_ones(monkeypatch):
+    ctx = make_ctx(make_jobs(600, seed=4), n_tune=200)
+    gbm = WaitGBM(retrain_every=150, max_iter=30).fit(ctx)
+    auto = AutoWait(
+        candidates=("median", "gbm", "zero"), safe="median", round_size=5, min_known=10,
+        n_validation=80, max_scored=300, make=make_method,
+    ).fit(ctx)  # fmt: skip
+    rows = np.arange(200, 600, 5)
+    for fitted in (gbm, auto):
+        lazy, ahead = pickle.loads(pickle.dumps(fitted)), pickle.loads(pickle.dumps(fitted))
+        ahead.train_ahead()
+        expected = lazy.predict_rows(rows).wait_s
+        with monkeypatch.context() as m:
+            _no_training(m)
+            got = ahead.predict_rows(rows).wait_s
+        assert got.tobytes() == expected.tobytes()
+    ahead_auto = pickle.loads(pickle.dumps(auto)).train_ahead()
+    assert ahead_auto._scored_pred.shape[1] == auto.scored_rows_.size  # the whole pool
+    assert set(gbm.train_ahead()._models) == set(later_boundaries(600, 200, 150))
+
+
+def test_a_bundle_trained_ahead_answers_any_later_instant_without_training(monkeypatch):
+    jobs = jobs_with_requests(seed=6)
+    fitted = fit_bundle(jobs, PROCS, wait_method="gbm", runtime_method="density")
+    lazy, ahead = pickle.loads(pickle.dumps(fitted)), pickle.loads(pickle.dumps(fitted))
+    ahead.train_ahead()
+    submit = jobs["submit_time"].to_numpy(float)
+    instants = submit[[150, 260, 499]] + 1.0
+    requests = [JobRequest(user=u, group=1, queue=1, procs=p, req_time_s=3600.0, submit_s=t)
+                for t in instants for u, p in ((1, 4), (3, 64))]  # fmt: skip
+    expected = [lazy.wait.predict(lazy.snapshot(r.submit_s), [r]).wait_s for r in requests]
+    runtimes = [lazy.runtime.predict(lazy.snapshot(r.submit_s), [r]) for r in requests]
+    _no_training(monkeypatch)
+    for r, wait, runtime in zip(requests, expected, runtimes, strict=True):
+        snap = ahead.snapshot(r.submit_s)
+        assert ahead.wait.predict(snap, [r]).wait_s.tobytes() == wait.tobytes()
+        _same_rangesets(ahead.runtime.predict(snap, [r]), runtime)

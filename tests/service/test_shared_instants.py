@@ -1,0 +1,98 @@
+"""Per-instant work once for every process (issue 18): a stored bundle is trained ahead, so no
+request trains a model, and a past instant's recent-error pool is predicted by one process
+and read from the store by the others (``predictor.services.shared_rows``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from predictor.core.runtime.quantile import QuantileGBRange
+from predictor.core.wait.gbm import WaitGBM
+from predictor.core.wait.row_memo import RowWaitMemo
+from predictor.services import predict as predict_service
+from predictor.services import shared_rows
+from predictor.services.fitted_cache import store_key
+from predictor.services.fitted_store import FittedStore, default_store
+from tests.service.traces_support import demo_trace
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def trace(tmp_path: Path):
+    predict_service.BUNDLES.clear()
+    return demo_trace(tmp_path)
+
+
+def query(trace, share: float, user: int = 2) -> dict:
+    at = trace.first_submit_s + share * (trace.last_submit_s - trace.first_submit_s)
+    return {"user_id": user, "group_id": 1, "queue_id": 1, "requested_procs": 8,
+            "requested_time": 3600.0, "at": at}  # fmt: skip
+
+
+def scorer_of(trace):
+    return predict_service.bundle_for(trace, block=True).__dict__["_recent_scorer"]
+
+
+def test_a_second_process_reads_an_instants_pool_from_the_store(trace):
+    first = predict_service.predict_wait(trace, query(trace, 0.7))
+    predicted = scorer_of(trace).memo.predicted
+    assert predicted > 0  # the first process predicted the instant's pool ...
+    stored = default_store().load("rows", *store_key(trace))
+    assert stored is not None and stored["known"].sum() == predicted  # ... and stored it
+    predict_service.BUNDLES.clear()  # another process: the bundle from the store, no memo
+    again = predict_service.predict_wait(trace, query(trace, 0.7, user=3))
+    assert scorer_of(trace).memo.predicted == 0  # nothing predicted: read from the store
+    for key in ("recent_aae_s", "recent_jobs", "recent_mean_wait_s"):
+        assert again[key] == first[key]
+    later = predict_service.predict_wait(trace, query(trace, 0.9))  # a new instant: merged
+    assert later["recent_jobs"] > 0
+    merged = default_store().load("rows", *store_key(trace))
+    assert merged["known"].sum() == predicted + scorer_of(trace).memo.predicted
+
+
+def test_merging_keeps_the_rows_of_both_processes(tmp_path: Path):
+    store = FittedStore(tmp_path)
+
+    class Fixed:  # a method whose row answer is the row number
+        def predict_rows(self, rows):
+            return type("P", (), {"wait_s": np.asarray(rows, dtype=float) * 10})()
+
+    a, b = RowWaitMemo(Fixed(), 50), RowWaitMemo(Fixed(), 50)
+    a.wait_s(np.arange(0, 20))
+    b.wait_s(np.arange(15, 40))
+    shared_rows.merge_into_store(store, "t", "v1", a)
+    shared_rows.merge_into_store(store, "t", "v1", b)  # b never saw a's rows
+    stored = store.load("rows", "t", "v1")
+    np.testing.assert_array_equal(np.flatnonzero(stored["known"]), np.arange(0, 40))
+    np.testing.assert_array_equal(stored["values"][:40], np.arange(0, 40) * 10.0)
+    fresh = RowWaitMemo(Fixed(), 50)
+    assert shared_rows.read_into(store, "t", "v1", fresh) == 40
+    assert fresh.wait_s(np.arange(0, 40)).tolist() == (np.arange(0, 40) * 10.0).tolist()
+    assert fresh.predicted == 0
+    assert shared_rows.read_into(store, "t", "v1", RowWaitMemo(Fixed(), 49)) == 0  # other log
+
+
+def test_a_stored_bundle_answers_a_new_instant_without_training_a_model(
+    trace, settings, monkeypatch
+):
+    settings.QUEUECAST_SERVICE_WAIT_METHOD = "gbm"  # both retrain models per row block
+    settings.QUEUECAST_SERVICE_RUNTIME_METHOD = "quantile"
+    predict_service.bundle_for(trace, block=True)  # the background fit's work, stored
+    predict_service.BUNDLES.clear()  # a web process: loads it
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a request trained a model")
+
+    monkeypatch.setattr(QuantileGBRange, "_train", refuse)
+    monkeypatch.setattr(WaitGBM, "_train", refuse)
+    # Late first; each instant's pool (its 300 last started jobs) lies after the tuning part
+    # (a row of the tuning part has a model of its own, trained when first asked).
+    for share in (0.99, 0.88, 0.93):
+        body = predict_service.predict_wait(trace, query(trace, share))
+        assert body["runtime_method"] == "quantile" and body["wait_s"] >= 0
+        pool = scorer_of(trace).cache[next(reversed(scorer_of(trace).cache))]
+        assert pool.rows.size == 300 and pool.rows.min() >= 100
