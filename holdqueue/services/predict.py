@@ -36,7 +36,14 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
-from predictor.services.background_fit import fit_wait_s, fitting, not_ready, recent_failure
+from predictor.services.background_fit import (
+    fit_wait_s,
+    fitting,
+    not_ready,
+    recent_failure,
+    run_in_child,
+)
+from predictor.services.background_fit import inline as fit_inline
 from predictor.services.background_fit import spawn as spawn_fit
 from predictor.services.fitted_store import FittedStore, default_store
 from predictor.services.why import why_body
@@ -211,7 +218,7 @@ def _short_history(site: Site, finished: int) -> WrongState:
     )
 
 
-def _fit_and_store(
+def fit_and_store(
     site: Site, store: FittedStore, blocking: bool, history: pd.DataFrame | None = None
 ) -> SiteModel | None:
     """Fit under the site's lock and save (single flight across processes). Without
@@ -232,14 +239,20 @@ def _fit_and_store(
 def _refit_in_background(
     site: Site, store: FittedStore, history: pd.DataFrame | None = None
 ) -> bool:
-    """Refit a stale site's bundle in a thread; requests keep the current one meanwhile.
-    False when this process is already refitting it."""
+    """Refit a stale site's bundle in the background (a thread waiting for a child process,
+    ``predictor.services.background_fit``); requests keep the current one meanwhile. False
+    when this process is already refitting it."""
     if not _REFITTING.add(site.pk):
         return False
 
     def run() -> None:  # ``spawn_fit`` closes the thread's own connection, not the caller's
         try:
-            model = _fit_and_store(site, store, blocking=False, history=history)
+            if fit_inline():
+                model = fit_and_store(site, store, blocking=False, history=history)
+            else:  # a child process fits (the GIL stays with the requests): load its file
+                run_in_child(["fit_site_model", str(site.pk)])
+                found = store.latest("site", _ident(site))
+                model = found[1] if found is not None else None
             if model is not None:
                 _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
         except Exception:  # the current model keeps answering; the next check retries
@@ -337,7 +350,7 @@ def warm_site(site: Site) -> bool:
     store = default_store()
     if store.latest("site", _ident(site)) is not None:
         return False
-    return _fit_and_store(site, store, blocking=True) is not None
+    return fit_and_store(site, store, blocking=True) is not None
 
 
 def _ranges(rs: RangeSet, shift_s: float = 0.0) -> list[dict[str, float]]:

@@ -17,8 +17,10 @@ from predictor.services.background_fit import (
     BackgroundFits,
     fit_wait_s,
     fitting,
+    inline,
     not_ready,
     recent_failure,
+    run_in_child,
 )
 from predictor.services.fitted_store import FittedStore
 from queuecast.limits import memory_ceiling
@@ -48,10 +50,12 @@ class FittedCache(Generic[T]):
         fit: Callable[[Trace], T],
         store: Callable[[], FittedStore] | None = None,
         kind: str = "trace",
+        child_args: Callable[[Trace], list[str]] | None = None,
     ) -> None:
         self.size = size
         self.fit = fit
         self.store, self.kind = store, kind
+        self.child_args = child_args  # ``manage.py`` arguments of the fit in a child process
         self.items: OrderedDict[tuple, T] = OrderedDict()
         self.lock = threading.Lock()
         self.flights: SingleFlight[T] = SingleFlight()  # one fit per key at a time
@@ -109,19 +113,31 @@ class FittedCache(Generic[T]):
         raise not_ready(store, self.kind, ident, label)
 
     def _fit_in_background(self, trace: Trace, key: tuple) -> None:
-        """Fit and store unless another process holds the lock (it is fitting)."""
+        """Fit and store (in a child process when ``child_args`` is given and the database is
+        shared, :mod:`predictor.services.background_fit`), then hold what was stored."""
+        if self.child_args is not None and not inline():
+            run_in_child(self.child_args(trace))
+            assert self.store is not None
+            fitted = self.store().load(self.kind, *store_key(trace))
+        else:
+            fitted = self.fit_and_store(trace)
+        if fitted is not None:
+            self._put(key, fitted)
+
+    def fit_and_store(self, trace: Trace) -> T | None:
+        """Fit and store unless another process holds the lock (it is fitting: None)."""
         assert self.store is not None
         store = self.store()
         ident, version = store_key(trace)
         with store.lock(self.kind, ident, blocking=False) as got:
             if not got:
-                return
+                return None
             fitted = store.load(self.kind, ident, version)  # stored while we looked
             if fitted is None:
                 with fitting(store, self.kind, ident, version):
                     fitted = self._fit_within_ceiling(trace)
                     store.save(self.kind, ident, version, fitted)
-        self._put(key, fitted)
+        return fitted
 
     def _load_or_fit(self, trace: Trace) -> T:
         if self.store is None:

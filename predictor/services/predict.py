@@ -64,10 +64,31 @@ def fit_trace(
     ).train_ahead()
 
 
-BUNDLES: FittedCache[FittedBundle] = FittedCache(CACHE_SIZE, fit_trace, store=default_store)
+def _child_args(wait: str | None = None, runtime: str | None = None) -> Any:
+    """The ``manage.py fit_model`` arguments of a trace's fit in a child process."""
+    extra = [*(["--wait", wait] if wait else []), *(["--runtime", runtime] if runtime else [])]
+    return lambda trace: ["fit_model", str(trace.pk), *extra]
+
+
+BUNDLES: FittedCache[FittedBundle] = FittedCache(
+    CACHE_SIZE, fit_trace, store=default_store, child_args=_child_args()
+)
 # A ``method`` override in a query: one small cache per (wait, runtime) pair asked for.
 OVERRIDES: dict[tuple[str, str], FittedCache[FittedBundle]] = {}
 OVERRIDE_CACHE_SIZE = 2
+
+
+def cache_for(wait: str | None = None, runtime: str | None = None) -> FittedCache[FittedBundle]:
+    """The cache of a trace's bundle answering with ``wait`` / ``runtime`` (None: the
+    service's default methods)."""
+    default = service_methods()
+    key = (wait or default[0], runtime or default[1])
+    if key == default:
+        return BUNDLES
+    return OVERRIDES.setdefault(key, FittedCache(
+        OVERRIDE_CACHE_SIZE, lambda t: fit_trace(t, wait_method=key[0], runtime_method=key[1]),
+        store=default_store, kind=f"trace-{key[0]}-{key[1]}", child_args=_child_args(*key),
+    ))  # fmt: skip
 
 
 def bundle_for(
@@ -75,19 +96,11 @@ def bundle_for(
 ) -> FittedBundle:
     """The trace's fitted bundle; ``wait`` / ``runtime`` name a method to answer with instead
     of the trace's default choice. A request never fits: until the bundle is stored it is
-    fitted in the background and this raises ``ModelNotReady`` (503,
+    fitted in the background (a child process) and this raises ``ModelNotReady`` (503,
     ``predictor.services.background_fit``); ``block`` (commands) fits here instead."""
     if trace.status != Status.DONE:
         raise ConflictError(f"trace {trace.name!r} is {trace.status}; only done traces predict")
-    default = service_methods()
-    key = (wait or default[0], runtime or default[1])
-    if key == default:
-        cache = BUNDLES
-    else:
-        cache = OVERRIDES.setdefault(key, FittedCache(
-            OVERRIDE_CACHE_SIZE, lambda t: fit_trace(t, wait_method=key[0], runtime_method=key[1]),
-            store=default_store, kind=f"trace-{key[0]}-{key[1]}",
-        ))  # fmt: skip
+    cache = cache_for(wait, runtime)
     return cache.get(trace) if block else cache.ready(trace)
 
 

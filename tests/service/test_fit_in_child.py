@@ -1,0 +1,82 @@
+"""A background fit runs in a child process (``manage.py fit_model`` / ``fit_site_model``), not
+in a thread of the web worker that holds the GIL, and stays single flight across processes
+through the store's lock (``predictor.services.background_fit``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from predictor.services import background_fit, fitted_cache
+from predictor.services import predict as predict_service
+from predictor.services.fitted_cache import store_key
+from predictor.services.fitted_store import default_store
+from tests.service.traces_support import api_for, demo_trace
+
+pytestmark = pytest.mark.django_db
+
+
+def body(trace) -> dict:
+    at = (trace.first_submit_s + trace.last_submit_s) / 2
+    return {"user_id": 2, "group_id": 1, "queue_id": 1, "requested_procs": 8,
+            "requested_time": 3600.0, "at": at}  # fmt: skip
+
+
+def test_a_request_fits_in_a_child_process_and_answers_from_its_file(tmp_path, alice, monkeypatch):
+    predict_service.BUNDLES.clear()
+    trace = demo_trace(tmp_path)
+    children: list[list[str]] = []
+    in_child: list[bool] = []
+    real_fit = predict_service.BUNDLES.fit
+
+    def child(args: list[str]) -> int:  # the child process, run here (same database)
+        children.append(args)
+        in_child.append(True)
+        try:
+            call_command(*args)
+        finally:
+            in_child.pop()
+        return 0
+
+    def fit(t):
+        assert in_child, "the worker's own thread fitted"
+        return real_fit(t)
+
+    monkeypatch.setattr(fitted_cache, "inline", lambda: False)  # a shared database
+    monkeypatch.setattr(fitted_cache, "run_in_child", child)
+    monkeypatch.setattr(background_fit, "spawn", lambda work, name: work())
+    monkeypatch.setattr(predict_service.BUNDLES, "fit", fit)
+    res = api_for(alice).post(
+        f"/api/traces/{trace.pk}/predictions/wait", body(trace), format="json"
+    )
+    assert children == [["fit_model", str(trace.pk)]]
+    assert res.status_code == 200, res.json()
+    store, (ident, version) = default_store(), store_key(trace)
+    assert store.load("trace", ident, version) is not None
+    assert store.read_status("trace", ident) is None  # the child cleared its status
+
+
+def test_the_child_fits_nothing_while_another_process_holds_the_lock(tmp_path):
+    trace = demo_trace(tmp_path)
+    store, (ident, version) = default_store(), store_key(trace)
+    with store.lock("trace", ident):  # another process is fitting
+        call_command("fit_model", str(trace.pk))
+    assert store.load("trace", ident, version) is None
+    call_command("fit_model", str(trace.pk), "--wait", "zero")  # another key: not locked
+    assert store.load("trace-zero-rangeset", ident, version) is not None
+
+
+def test_run_in_child_starts_a_real_manage_py_process_and_reports_its_failure(
+    tmp_path: Path, monkeypatch, caplog
+):
+    """A real child (its own, empty database file): the command is found and its failure
+    (no such trace) comes back as the exit code and a logged warning."""
+    monkeypatch.setenv("QUEUECAST_SQLITE_PATH", str(tmp_path / "db.sqlite3"))
+    monkeypatch.setenv("QUEUECAST_FITTED_DIR", str(tmp_path / "fitted"))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setattr(background_fit, "CHILD_NICE", 0)  # no nicer than the test run
+    assert background_fit.run_in_child(["fit_model", "999"]) != 0
+    assert "fit_model 999" in caplog.text
+    assert not list(tmp_path.glob("fitted/*.pkl"))
