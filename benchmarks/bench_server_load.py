@@ -69,7 +69,7 @@ n_tune = int(TUNE_FRACTION * submit.size)
 n_inst = int(os.environ["BENCH_INSTANTS"])
 # Instants whose recent-error pool (the last 300 started jobs) lies after the tuning part.
 rows = np.linspace(min(n_tune + 600, submit.size - 1), submit.size - 1, n_inst).round()
-instants = [float(submit[int(r)]) + 0.5 for r in rows]
+instants = [min(float(submit[int(r)]) + 0.5, float(submit[-1])) for r in rows]
 if os.environ.get("BENCH_WARM") != "0":
     from predictor.services.predict import bundle_for, predict_wait, warm_rows
     c0 = cpu()
@@ -210,6 +210,7 @@ def main() -> None:
     )
     parser.add_argument("--method", help="a wait method to ask for instead of the default")
     parser.add_argument("--instants", type=int, default=16, help="past instants asked about")
+    parser.add_argument("--warm-up-limit", type=float, default=900.0, help="seconds per target")
     parser.add_argument("--setup-only", action="store_true", help="set up DIR and stop")
     parser.add_argument("--dir", help="the folder to set up (default: a new temporary one)")
     parser.add_argument(
@@ -267,7 +268,8 @@ def main() -> None:
     try:
         wait_for(port)
         for path, payloads in runs:
-            warm += warm_up(port, path, info["token"], payloads, args.workers * args.threads)
+            n = args.workers * args.threads
+            warm += warm_up(port, path, info["token"], payloads, n, args.warm_up_limit)
             rows += [load(port, path, info["token"], payloads, n, args.seconds)
                      for n in args.clients]  # fmt: skip
     finally:

@@ -5,10 +5,13 @@ over the same window changes nothing)."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
 from django.db import transaction
+from django.db.models import Count, Max
 
 from holdqueue.core.backends.base import BackendJob
 from holdqueue.models import SiteHistory
@@ -20,8 +23,42 @@ SYNC_OVERLAP_S = 300.0  # re-read a little before the last sync: accounting lags
 SLURM_STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "CANCELLED": 5}
 
 
+FRAMES_KEPT = 16  # sites whose history frame a process keeps
+_FRAMES: OrderedDict[int, tuple[tuple, pd.DataFrame]] = OrderedDict()
+_FRAMES_LOCK = threading.Lock()
+
+
 def history_frame(site) -> pd.DataFrame:
-    """The site's finished jobs with the SWF columns, by submit time (the predictor's input)."""
+    """The site's finished jobs with the SWF columns, by submit time (the predictor's input).
+
+    Read once per state of the history and kept (a copy is returned): history rows are only
+    ever added (``record_finished`` skips known keys, imports and the warm-up insert), so the
+    row count and the largest row id say whether it changed. A live prediction used to read
+    every row (28,476 for a site replaying KTH) at every request; now it costs one aggregate
+    query while no job has finished (issue 18)."""
+    stamp = _stamp(site)
+    with _FRAMES_LOCK:
+        held = _FRAMES.get(site.pk)
+        if held is not None and held[0] == stamp:
+            _FRAMES.move_to_end(site.pk)
+            return held[1].copy()
+    frame = _read_frame(site)
+    with _FRAMES_LOCK:
+        _FRAMES[site.pk] = (stamp, frame)
+        while len(_FRAMES) > FRAMES_KEPT:
+            _FRAMES.popitem(last=False)
+    return frame.copy()
+
+
+def _stamp(site) -> tuple:
+    """(creation time, rows, largest row id) of the site's history."""
+    got = SiteHistory.objects.filter(site=site).aggregate(n=Count("id"), top=Max("id"))
+    created = site.created_at.timestamp() if site.created_at else None
+    return created, got["n"], got["top"]
+
+
+def _read_frame(site) -> pd.DataFrame:
+    """Every history row as the SWF frame (:func:`history_frame`)."""
     rows = list(
         SiteHistory.objects.filter(site=site)
         .order_by("submit_s", "id")
