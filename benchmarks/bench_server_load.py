@@ -166,8 +166,30 @@ class Client(threading.Thread):
         conn.close()
 
 
-def load(port: int, path: str, token: str, payloads: list[bytes], n: int, seconds: float) -> dict:
+def workers_cpu_s(master: int) -> float:
+    """User + system CPU seconds of the gunicorn master's worker processes (Linux /proc)."""
+    total = 0.0
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        for pid in children:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return float("nan")
+    return total
+
+
+def load(
+    port: int,
+    path: str,
+    token: str,
+    payloads: list[bytes],
+    n: int,
+    seconds: float,
+    master: int | None = None,
+) -> dict:
     stop = threading.Event()
+    cpu0 = workers_cpu_s(master) if master else float("nan")
     clients = [Client(port, path, token, payloads[k::n], stop) for k in range(n)]
     started = time.perf_counter()
     for client in clients:
@@ -177,6 +199,7 @@ def load(port: int, path: str, token: str, payloads: list[bytes], n: int, second
     for client in clients:
         client.join()
     elapsed = time.perf_counter() - started
+    cpu = workers_cpu_s(master) - cpu0 if master else float("nan")
     ms = np.array([t for c in clients for t in c.latencies]) * 1000
     errors = [e for c in clients for e in c.errors]
     return {
@@ -188,6 +211,7 @@ def load(port: int, path: str, token: str, payloads: list[bytes], n: int, second
         "p50 ms": f"{np.percentile(ms, 50):.1f}" if len(ms) else "-",
         "p99 ms": f"{np.percentile(ms, 99):.1f}" if len(ms) else "-",
         "max ms": f"{ms.max():.0f}" if len(ms) else "-",
+        "workers CPU ms/req": f"{1000 * cpu / max(len(ms), 1):.1f}" if master else "-",
         "error kinds": ",".join(sorted(set(errors))) or "-",
     }
 
@@ -270,7 +294,7 @@ def main() -> None:
         for path, payloads in runs:
             n = args.workers * args.threads
             warm += warm_up(port, path, info["token"], payloads, n, args.warm_up_limit)
-            rows += [load(port, path, info["token"], payloads, n, args.seconds)
+            rows += [load(port, path, info["token"], payloads, n, args.seconds, server.pid)
                      for n in args.clients]  # fmt: skip
     finally:
         server.terminate()
