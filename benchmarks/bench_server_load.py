@@ -235,6 +235,12 @@ def main() -> None:
     parser.add_argument("--method", help="a wait method to ask for instead of the default")
     parser.add_argument("--instants", type=int, default=16, help="past instants asked about")
     parser.add_argument("--warm-up-limit", type=float, default=900.0, help="seconds per target")
+    parser.add_argument(
+        "--during-fit",
+        metavar="WAIT_METHOD",
+        help="then ask once with this wait method (not stored: its fit starts in the "
+        "background) and load the trace again while it fits",
+    )
     parser.add_argument("--setup-only", action="store_true", help="set up DIR and stop")
     parser.add_argument("--dir", help="the folder to set up (default: a new temporary one)")
     parser.add_argument(
@@ -296,6 +302,8 @@ def main() -> None:
             warm += warm_up(port, path, info["token"], payloads, n, args.warm_up_limit)
             rows += [load(port, path, info["token"], payloads, n, args.seconds, server.pid)
                      for n in args.clients]  # fmt: skip
+        if args.during_fit:
+            rows.append(during_fit(port, runs[0], info, args, server.pid))
     finally:
         server.terminate()
         server.wait(30)
@@ -304,6 +312,26 @@ def main() -> None:
         f"warm-up {warm:.1f} s (one fit per trace or site, shared by the workers)"
     )
     print(table(rows, list(rows[0])))
+
+
+def during_fit(port: int, run: tuple, info: dict, args: argparse.Namespace, master: int) -> dict:
+    """One request asking for ``--during-fit`` (its bundle is not stored: a background fit
+    starts, in a child process), then the trace load at the smallest client count while it
+    runs; the row says whether a fit was still running at the end."""
+    path, payloads = run
+    override = bodies(info, 1, args.seed + 1, args.during_fit)[0]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    headers = {"Authorization": f"Token {info['token']}", "Content-Type": "application/json"}
+    conn.request("POST", path, body=override, headers=headers)
+    status = conn.getresponse()
+    status.read()
+    conn.close()
+    row = load(port, path, info["token"], payloads, min(args.clients), args.seconds, master)
+    fitting = subprocess.run(["pgrep", "-f", "fit_model"], capture_output=True).stdout.strip()
+    row["target"] = f"trace past, {args.during_fit} fitting ({status.status}, " + (
+        "still fitting at the end)" if fitting else "fit over before the end)"
+    )
+    return row
 
 
 def wait_for(port: int, timeout: float = 60) -> None:
