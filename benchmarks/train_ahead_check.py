@@ -2,6 +2,7 @@
 
     python benchmarks/train_ahead_check.py --swf $QUEUECAST_TRACES_DIR/HPC2N-2002-2.2-cln.swf.gz \
         [--wait apq] [--runtime density] [--arrivals 30] [--candidates 4] [--shuffle]
+        [--lazy-only --save F.npz | --check F.npz]
 
 One process, no database: ``fit_bundle`` once, two copies (pickle round trip). The lazy copy
 answers ``--arrivals`` arrivals of the test part (evenly spread, in log order unless
@@ -9,7 +10,9 @@ answers ``--arrivals`` arrivals of the test part (evenly spread, in log order un
 runtime rangeSet); the other copy runs ``train_ahead`` and answers the same. Prints CPU
 seconds of the fit, of ``train_ahead`` and of each copy's answers (the lazy one trains its
 models inside them), and how many arrays differ (``tobytes()``: waits, bounds, every
-rangeSet's low, high, probability and point).
+rangeSet's low, high, probability and point). ``--lazy-only --save`` keeps the lazy answers
+(runs on older code, which has no ``train_ahead``); ``--check`` compares the trained copy with
+them.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ def main() -> None:
     ap.add_argument("--arrivals", type=int, default=30)
     ap.add_argument("--candidates", type=int, default=4)
     ap.add_argument("--shuffle", action="store_true")
+    ap.add_argument("--lazy-only", action="store_true", help="only the lazy copy (older code)")
+    ap.add_argument("--save", help="keep the lazy copy's arrays in this .npz")
+    ap.add_argument("--check", help="also compare the trained copy with a saved .npz")
     args = ap.parse_args()
     swf = read_swf(args.swf)
     jobs, procs = swf.jobs, int(swf.machine_procs or 1)
@@ -79,6 +85,10 @@ def main() -> None:
     lazy = pickle.loads(frozen)
     expected, lazy_cpu, lazy_worst = answers(lazy, arrivals)
     print(f"lazy: answers {lazy_cpu:.1f} CPU-s (worst arrival {lazy_worst:.2f})", flush=True)
+    if args.save:
+        np.savez(args.save, *expected)
+    if args.lazy_only:
+        return
     ahead = pickle.loads(frozen)
     c0 = cpu()
     ahead.train_ahead()
@@ -88,6 +98,11 @@ def main() -> None:
           f"(worst arrival {ahead_worst:.2f})")  # fmt: skip
     differ = sum(a.tobytes() != b.tobytes() for a, b in zip(got, expected, strict=True))
     print(f"{len(arrivals)} arrivals x {sizes.size} sizes, {len(got)} arrays: {differ} differ")
+    if args.check:
+        ref = np.load(args.check)
+        saved = [ref[f"arr_{k}"] for k in range(len(got))]
+        differ = sum(a.tobytes() != b.tobytes() for a, b in zip(got, saved, strict=True))
+        print(f"against {args.check}: {differ} of {len(got)} arrays differ")
 
 
 if __name__ == "__main__":
