@@ -67,7 +67,7 @@ class AutoWait(WaitEstimator):
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
-    guard_span_s : :class:`HedgeSelector`
+    guard_span_s, meta : :class:`HedgeSelector`
         (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md).
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
@@ -92,6 +92,7 @@ class AutoWait(WaitEstimator):
         guard_answer: str = "zero",
         fallback_among: str = "safe",
         guard_span_s: float | None = None,
+        meta: str = "guard",
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -109,6 +110,7 @@ class AutoWait(WaitEstimator):
         self.guard_answer = guard_answer
         self.fallback_among = fallback_among
         self.guard_span_s = guard_span_s
+        self.meta = meta
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -116,8 +118,9 @@ class AutoWait(WaitEstimator):
         self.make = make
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """A model pickled before the guard could count time answers as it did."""
+        """A model pickled before the guard could count time or Prod existed answers as it did."""
         state.setdefault("guard_span_s", None)
+        state.setdefault("meta", "guard")
         self.__dict__.update(state)
 
     def _learn(self, history: WaitContext) -> None:
@@ -193,7 +196,7 @@ class AutoWait(WaitEstimator):
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
             memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
             fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
-            names=list(self.methods_),
+            meta=self.meta, names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
@@ -209,6 +212,7 @@ class AutoWait(WaitEstimator):
             "recent_aae_s": sel.recent_aae_s,
             "recent_zero_aae_s": sel.recent_zero_aae_s,
             "rounds_known": sel.rounds,
+            "share_rule": sel.share,
         }
         for k, name in enumerate(names):
             extra[f"weight_{name}"] = sel.weights[:, k]
