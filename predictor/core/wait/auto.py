@@ -68,7 +68,9 @@ class AutoWait(WaitEstimator):
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
     guard_span_s, meta : :class:`HedgeSelector`
-        (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md).
+        (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md;
+        ``fallback_among="all"`` chosen on the tuning parts among the fourth pass's six
+        variants, ``meta`` "guard" kept there, docs/results.md "Fourth pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -90,7 +92,7 @@ class AutoWait(WaitEstimator):
         memory: float = 3000.0,
         rule: str = "adahedge",
         guard_answer: str = "zero",
-        fallback_among: str = "safe",
+        fallback_among: str = "all",
         guard_span_s: float | None = None,
         meta: str = "guard",
         n_validation: int = 1000,
@@ -119,6 +121,7 @@ class AutoWait(WaitEstimator):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """A model pickled before the guard could count time or Prod existed answers as it did."""
+        state.setdefault("fallback_among", "safe")
         state.setdefault("guard_span_s", None)
         state.setdefault("meta", "guard")
         self.__dict__.update(state)
