@@ -16,11 +16,13 @@ with always-zero among the experts.
    ``round_size`` started pool jobs; the answer is the weighted mean. A target whose state
    lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
    seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
-   183) gets the fallback measured on such jobs; a guard answers 0 whenever the rule has lost
-   to always-zero over the last ``guard_window`` known pool jobs.
+   183) gets the fallback measured on such jobs (the mix or any one expert, ``fallback_among``);
+   a guard answers 0 whenever the rule has lost to always-zero over the last ``guard_window``
+   known pool jobs (or, with ``meta``, (A,B)-Prod keeps the answers within a constant of
+   zero's over the whole record instead).
 
 Every answer names what ran (``predictor``: "mix", "fallback:<option>" or "guard:zero") and
-carries the experts' weights and predictions in ``extra``.
+carries the experts' weights and predictions and the rule's share of the answer in ``extra``.
 """
 
 from __future__ import annotations
