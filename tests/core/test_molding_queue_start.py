@@ -79,11 +79,13 @@ class QueueOnly:
         half = requests.req_time_s / 2.0
         return [RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in half]
 
-    def predict(self, snapshot, requests):
+    def running_ends(self, snapshot):
         from jobmolding.core.future import predicted_ends
 
-        points = np.array([r.point_s for r in self.runtimes(snapshot, snapshot.running.requests)])
-        ends = predicted_ends(snapshot, points)
+        return predicted_ends(snapshot, None, lambda batch: self.runtimes(snapshot, batch))
+
+    def predict(self, snapshot, requests):
+        ends = self.running_ends(snapshot)
         queued = np.array([r.point_s for r in self.runtimes(snapshot, snapshot.waiting.requests)])
         mine = np.array([r.point_s for r in self.runtimes(snapshot, requests)])
         waits = np.zeros(len(requests))

@@ -89,6 +89,9 @@ class FixedPredictor:
     def runtimes(self, snapshot, requests):
         return self.live.runtimes(snapshot, requests)
 
+    def running_ends(self, snapshot):
+        return self.live.running_ends(snapshot)
+
 
 def shared_predictor(frame) -> LiveBundle:
     past = frame.iloc[: len(frame) // 2].reset_index(drop=True)
