@@ -11,8 +11,9 @@ processors) goes two ways:
   ``release_job`` when their hold ends, the site's snapshot read from the backend.
 
 Both decide with the same predictor: one bundle (``sim`` waits, ``rangeset`` runtimes) fitted
-once on the log's first jobs (``shared_predictor``), answering as a live site does (``LiveBundle``: the headline wait
-is the later of the history estimate and the queue-based start). The predictor's own refit
+once on the log's first jobs (``shared_predictor``), answering as a live site does
+(``LiveBundle``: the headline wait is the later of the history estimate and the queue-based
+start). The predictor's own refit
 schedule is not what is compared; every other step is each path's own. The first 20% of the
 jobs are warm-up in the replay and are submitted with ``mold`` and ``allow_delay`` off.
 
