@@ -42,8 +42,9 @@ def forward_starts(
     running_end_s : (r,) predicted end of each running job (after ``time_s``).
     waiting_run_s : (w,) predicted runtime of each waiting job, seconds (> 0).
     extra, extra_run_s : requests queued after the waiting jobs (in their order) and their
-        predicted runtimes; the scheduler sees each job's time limit as its estimate (its
-        predicted runtime where it has none) and a job runs min(prediction, limit).
+        predicted runtimes. The scheduler sees each job's time limit as its estimate, a
+        running job's as what is left of it (the predicted runtime where there is none), as
+        EASY plans its reservations; a job runs min(prediction, limit).
     """
     now = float(snapshot.time_s)
     run, wait = snapshot.running, snapshot.waiting
@@ -53,6 +54,10 @@ def forward_starts(
         run_s = np.concatenate([run_s, np.asarray(extra_run_s, float)])
     n_run, n_q = len(run), len(queued)
     left = np.maximum(np.asarray(running_end_s, float) - now, 1.0)
+    # the scheduler plans with the time limits, the running jobs' too (EASY's reservations);
+    # only what the jobs run is predicted
+    run_limit = run.requests.req_time_s
+    run_estimate = np.where(run_limit > 0, np.maximum(run.start_s + run_limit - now, left), left)
     limit = queued.req_time_s
     predicted = np.maximum(run_s, 1.0)
     runtime = np.where(limit > 0, np.minimum(predicted, limit), predicted)
@@ -62,7 +67,8 @@ def forward_starts(
     size = n_run + n_q
     jobs = SimJobs(
         job_id=np.arange(size), submit_s=np.full(size, now),
-        runtime_s=np.concatenate([left, runtime]), estimate_s=np.concatenate([left, estimate]),
+        runtime_s=np.concatenate([left, runtime]),
+        estimate_s=np.concatenate([run_estimate, estimate]),
         n_procs=procs, user_id=np.zeros(size, np.int64),
         machine_procs=int(snapshot.machine_procs), mode="forward",
     )  # fmt: skip
