@@ -19,7 +19,10 @@ half tunes, its second half is the test part (``tune_fraction`` 0.5). No row of 
 test part is read. ``--choose DEV.json ...`` then picks one variant for every log from those
 dev runs by one criterion, fixed before any run: the lowest worst case over the logs of
 ``max(vs_zero, vs_best / 1.02)`` (at most 1 when both goals of issue 20 hold), ties by the
-lowest mean ``vs_best``, then today's default.
+lowest mean ``vs_best``, then today's default. Each variant is also replayed with the
+meta-levels of :data:`~predictor.core.wait.selection.METAS` in place of the guard
+(``+meta_abprod``, ``+meta_abprod_safe``: (A,B)-Prod against zero, or against the safe
+expert and then zero), and ``--among fourth`` restricts the choice to :data:`AMONG`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+#: ``--among fourth``: the fourth pass's candidates (docs/results.md, "Fourth pass"), fixed
+#: before its dev runs: today's guard and the two (A,B)-Prod meta-levels, each with the
+#: fallback among (mix, safe, zero) or among all experts; AdaHedge weights
+AMONG = {
+    "fourth": tuple(
+        "adahedge" + meta + among
+        for meta in ("", "+meta_abprod", "+meta_abprod_safe")
+        for among in ("", "+fallback_all")
+    )
+}
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -48,9 +61,13 @@ def main() -> None:
     parser.add_argument("--load", help="replay a pickle written by --keep instead of running")
     parser.add_argument("--dev", action="store_true", help="the tuning part alone (see above)")
     parser.add_argument("--choose", nargs="+", help="dev JSON files: print the chosen variant")
+    parser.add_argument(
+        "--among", choices=sorted(AMONG), help="--choose among these variants only (see above)"
+    )
     args = parser.parse_args()
     if args.choose:
-        print(json.dumps(choose([json.loads(Path(f).read_text()) for f in args.choose]), indent=2))
+        runs = [json.loads(Path(f).read_text()) for f in args.choose]
+        print(json.dumps(choose(runs, AMONG.get(args.among)), indent=2))
         return
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
     import django
@@ -93,10 +110,11 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(out, indent=2))
 
 
-def choose(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def choose(runs: list[dict[str, Any]], among: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The variant of lowest worst-case ``max(vs_zero, vs_best / 1.02)`` over the runs, ties
-    by mean ``vs_best``, then the default (module docstring)."""
+    by mean ``vs_best``, then the default (module docstring); ``among``: these keys only."""
     keys = [k for k in runs[0]["rules"] if all(k in r["rules"] for r in runs)]
+    keys = [k for k in keys if among is None or k in among]
 
     def goal(key: str) -> tuple[float, float, int]:
         rows = [r["rules"][key] for r in runs]
@@ -121,6 +139,7 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
         FALLBACK_AMONG,
         GUARD_ANSWERS,
         GUARD_SPANS_S,
+        METAS,
         WEIGHT_RULES,
     )
     from predictor.core.wait.targets import WaitTargets
@@ -138,26 +157,37 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
     best = min((n for n in names), key=aae.__getitem__)
     out = {}
     combos = [
-        (r, g, f, s)
+        (r, g, f, s, "guard")
         for r in WEIGHT_RULES
         for g in GUARD_ANSWERS
         for f in FALLBACK_AMONG
         for s in GUARD_SPANS_S
     ]
-    for rule, guard, among, span in combos:
+    combos += [
+        (r, "zero", f, None, meta)
+        for meta in METAS[1:]
+        for r in WEIGHT_RULES
+        for f in FALLBACK_AMONG
+    ]
+    saved = {k: getattr(method, k) for k in ("rule", "guard_answer", "fallback_among", "meta")}
+    saved["guard_span_s"] = method.guard_span_s
+    for rule, guard, among, span, meta in combos:
         method.rule, method.guard_answer, method.fallback_among = rule, guard, among
-        method.guard_span_s = span
+        method.guard_span_s, method.meta = span, meta
         sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
         res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
         a = float(np.abs(res.wait_s - wait).mean())
         by, counts = np.unique(res.answered_by.astype(str), return_counts=True)
-        key = rule + ("" if guard == "zero" else f"+guard_{guard}")
+        key = rule + ("" if meta == "guard" else f"+meta_{meta}")
+        key += "" if guard == "zero" else f"+guard_{guard}"
         key += "" if among == "safe" else f"+fallback_{among}"
         out[key + ("" if span is None else f"+span_{span / 86400:g}d")] = {
             "auto_h": a / 3600, "vs_zero": a / aae["zero"], "vs_best": a / aae[best],
             "best": best, "experts_h": {n: v / 3600 for n, v in aae.items()},
             "answered_by": {str(b): int(c) for b, c in zip(by, counts, strict=True)},
         }  # fmt: skip
+    for k, v in saved.items():
+        setattr(method, k, v)
     return out
 
 

@@ -150,8 +150,8 @@ TERMS = (
         the weights move towards the candidates with the lowest error (AdaHedge, which needs
         no setting). The answer is the weighted mean, never above the longest wait seen so
         far. A job whose state lies beyond anything seen in the tuning part (its user's or its
-        queue's waiting jobs) gets the fallback: the weighted mean, the safe candidate, gbm,
-        or zero, whichever erred least on such jobs lately. When these answers have recently
+        queue's waiting jobs) gets the fallback: the weighted mean or any one candidate,
+        whichever erred least on such jobs lately. When these answers have recently
         erred more than answering 0 would have, the answer is 0.
         """,
         WAIT,

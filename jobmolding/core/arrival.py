@@ -43,7 +43,7 @@ from jobmolding.core.delay import (
     decide_delay,
     future_time,
 )
-from jobmolding.core.future import advance, predicted_ends
+from jobmolding.core.future import advance
 from jobmolding.core.runtime_models import scaled_rangeset
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
@@ -52,13 +52,17 @@ from predictor.core.state.snapshot import Snapshot
 
 class ArrivalPredictor(Protocol):
     """Answers on a snapshot: ``predict`` gives (K,) waits and K runtime rangeSets of K
-    requests; ``runtimes`` only the rangeSets (the running and queued jobs' for the delay)."""
+    requests; ``runtimes`` only the rangeSets (the queued jobs' for the delay);
+    ``running_ends`` the running jobs' predicted ends given how long they have run
+    (``future.predicted_ends``)."""
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
     ) -> tuple[np.ndarray, list[RangeSet]]: ...
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]: ...
+
+    def running_ends(self, snapshot: Snapshot) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,7 @@ def decide_arrival(
     now = mold_on(snapshot, request, cands, predictor, rules.guard)
     if not rules.delay:
         return ArrivalDecision(now, None, None)
-    ends = predicted_ends(snapshot, _points(predictor, snapshot, snapshot.running))
+    ends = predictor.running_ends(snapshot)
     t = future_time(now_s, ends, rules.merge_fraction)
     later = None
     if t is not None and t - now_s < (1.0 - rules.delay_threshold) * now.chosen_response_s:

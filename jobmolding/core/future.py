@@ -15,10 +15,13 @@ the rest still wait. Nothing new is known at ``t`` (``known_at_s`` and the histo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.remaining import LimitFractions, runtime_given_elapsed
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import ActiveJobs, Snapshot
 from pyss_adapter.core.easy import EasyScheduler
@@ -39,8 +42,9 @@ def forward_starts(
     running_end_s : (r,) predicted end of each running job (after ``time_s``).
     waiting_run_s : (w,) predicted runtime of each waiting job, seconds (> 0).
     extra, extra_run_s : requests queued after the waiting jobs (in their order) and their
-        predicted runtimes; the scheduler sees each job's time limit as its estimate (its
-        predicted runtime where it has none) and a job runs min(prediction, limit).
+        predicted runtimes. The scheduler sees each job's time limit as its estimate, a
+        running job's as what is left of it (the predicted runtime where there is none), as
+        EASY plans its reservations; a job runs min(prediction, limit).
     """
     now = float(snapshot.time_s)
     run, wait = snapshot.running, snapshot.waiting
@@ -50,6 +54,10 @@ def forward_starts(
         run_s = np.concatenate([run_s, np.asarray(extra_run_s, float)])
     n_run, n_q = len(run), len(queued)
     left = np.maximum(np.asarray(running_end_s, float) - now, 1.0)
+    # the scheduler plans with the time limits, the running jobs' too (EASY's reservations);
+    # only what the jobs run is predicted
+    run_limit = run.requests.req_time_s
+    run_estimate = np.where(run_limit > 0, np.maximum(run.start_s + run_limit - now, left), left)
     limit = queued.req_time_s
     predicted = np.maximum(run_s, 1.0)
     runtime = np.where(limit > 0, np.minimum(predicted, limit), predicted)
@@ -59,7 +67,8 @@ def forward_starts(
     size = n_run + n_q
     jobs = SimJobs(
         job_id=np.arange(size), submit_s=np.full(size, now),
-        runtime_s=np.concatenate([left, runtime]), estimate_s=np.concatenate([left, estimate]),
+        runtime_s=np.concatenate([left, runtime]),
+        estimate_s=np.concatenate([run_estimate, estimate]),
         n_procs=procs, user_id=np.zeros(size, np.int64),
         machine_procs=int(snapshot.machine_procs), mode="forward",
     )  # fmt: skip
@@ -93,19 +102,41 @@ def advance(
     return replace(snapshot, time_s=float(t), running=new_running, waiting=wait.take(waiting))
 
 
-def predicted_ends(snapshot: Snapshot, point_s: np.ndarray) -> np.ndarray:
-    """Predicted end (snapshot seconds) of each running job: start + min(point, time limit).
+def predicted_ends(
+    snapshot: Snapshot,
+    fractions: LimitFractions | None,
+    ranges_of: Callable[[RequestBatch], Sequence[RangeSet]],
+) -> np.ndarray:
+    """Predicted end (snapshot seconds) of each running job: its start plus its runtime
+    *given how long it has already run*, and at least one second from now (the scheduler
+    has not seen it end yet). A job with a time limit: ``fractions`` (its owner's finished
+    jobs' runtime / limit, conditioned on having run this far,
+    ``LimitFractions.runtime_given_elapsed``); without a limit (or without ``fractions``):
+    its rangeSet conditioned on ``R > elapsed`` (``remaining.runtime_given_elapsed``). Both
+    are capped by the limit (``predictor.core.runtime.remaining``).
 
-    point_s : (r,) the point of each running job's runtime rangeSet, seconds. A job already
-    past its prediction is expected at its time limit, or, past that too (or without one),
-    in one second: the scheduler has not seen it end yet.
+    fractions : the limit fractions of the history the predictor was fitted on.
+    ranges_of : the runtime rangeSets of some running jobs' requests (asked only for the
+        jobs that need them).
     """
     running, now = snapshot.running, float(snapshot.time_s)
     limit = running.requests.req_time_s
-    run = np.where(limit > 0, np.minimum(point_s, limit), point_s)
-    ends = running.start_s + run
-    overdue_end = np.where(limit > 0, running.start_s + limit, now + 1.0)
-    return np.where(ends > now, ends, np.maximum(overdue_end, now + 1.0))
+    elapsed = running.elapsed_s(now)
+    run = np.zeros(len(running))
+    by_fraction = limit > 0 if fractions is not None else np.zeros(len(running), bool)
+    if by_fraction.any():
+        users = running.requests.user[by_fraction]
+        run[by_fraction] = fractions.runtime_given_elapsed(  # type: ignore[union-attr]
+            users, elapsed[by_fraction], limit[by_fraction]
+        )
+    rest = np.flatnonzero(~by_fraction)
+    if rest.size:
+        ranges = ranges_of(running.requests.take(rest))
+        run[rest] = [
+            runtime_given_elapsed(r, float(elapsed[k]), float(limit[k]))
+            for r, k in zip(ranges, rest, strict=True)
+        ]
+    return np.maximum(running.start_s + run, now + 1.0)
 
 
 def headline_start_s(history_start_s: float, queue_start_s: float | None) -> float:

@@ -5,8 +5,9 @@ estimate and the queue-based start (``future.headline_start_s``, docs/sites.md).
 Queue-based starts: EASY run forward on the site's current queue with the bundle's
 predicted runtimes (``future.forward_starts``), like ``squeue --start`` or Moab's
 ``showstart`` but with predicted rather than requested runtimes. Each running job ends at
-its predicted end (start + the point of its runtime rangeSet, capped by its time limit);
-each queued job runs its predicted runtime and the scheduler plans with its time limit. A
+its predicted end given how long it has already run (``future.predicted_ends``: its runtime
+rangeSet conditioned on ``R > elapsed``, capped by its time limit); each queued job runs its
+predicted runtime and the scheduler plans with its time limit. A
 new request is queued after every waiting job.
 
 Plain data in, plain data out: the site's service loads the bundle, the snapshot and the
@@ -42,14 +43,22 @@ class QueueAnswer(RequestAnswer):
 
 def runtime_ranges(bundle: FittedBundle, snapshot: Snapshot, batch: RequestBatch) -> list[RangeSet]:
     """The bundle's runtime rangeSets for ``batch`` (as ``predict_requests`` gives them)."""
+    if len(batch) == 0:
+        return []
     snap = replace(snapshot, history=bundle.jobs)
     return list(bundle.runtime.predict(snap, batch).ranges)
 
 
 def _points(bundle: FittedBundle, snapshot: Snapshot, batch: RequestBatch) -> np.ndarray:
-    if len(batch) == 0:
-        return np.zeros(0)
     return np.array([r.point_s for r in runtime_ranges(bundle, snapshot, batch)], float)
+
+
+def running_ends(bundle: FittedBundle, snapshot: Snapshot) -> np.ndarray:
+    """Each running job's predicted end given how long it has run (``future.predicted_ends``,
+    with the fitted history's limit fractions)."""
+    return predicted_ends(
+        snapshot, bundle.limit_fractions, lambda batch: runtime_ranges(bundle, snapshot, batch)
+    )
 
 
 def queue_starts(
@@ -62,7 +71,7 @@ def queue_starts(
     queued alone after every waiting job (candidates never wait behind each other) and
     starts no earlier than its own arrival."""
     run, wait = snapshot.running, snapshot.waiting
-    ends = predicted_ends(snapshot, _points(bundle, snapshot, run.requests))
+    ends = running_ends(bundle, snapshot)
     waiting_run = _points(bundle, snapshot, wait.requests)
     start, _ = forward_starts(snapshot, ends, waiting_run)
     n_run, n_wait = len(run), len(wait)
@@ -121,3 +130,7 @@ class LiveBundle:
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
         """The runtime rangeSets alone: no wait prediction and no forward EASY run."""
         return runtime_ranges(self.bundle, snapshot, requests)
+
+    def running_ends(self, snapshot: Snapshot) -> np.ndarray:
+        """The running jobs' predicted ends (:func:`running_ends`)."""
+        return running_ends(self.bundle, snapshot)

@@ -85,6 +85,9 @@ class ReplayBundle:
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
         return LiveBundle(self._fitted()).runtimes(snapshot, requests)
 
+    def running_ends(self, snapshot: Snapshot) -> np.ndarray:
+        return LiveBundle(self._fitted()).running_ends(snapshot)
+
     def _fitted(self) -> FittedBundle:
         if self.bundle_ is None:
             raise RuntimeError("ReplayBundle.refresh(snapshot) must run before predict")

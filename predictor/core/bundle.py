@@ -23,6 +23,7 @@ from predictor.core.runtime.history import build_context as runtime_context
 from predictor.core.runtime.params import RuntimeParams
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.runtime.registry import make_method as make_runtime
+from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.runtime.types import RuntimeMethod
 from predictor.core.state.request import JobRequest, RequestBatch, as_batch
 from predictor.core.state.snapshot import LogColumns, Snapshot, from_log
@@ -78,6 +79,12 @@ class FittedBundle:
             if method is not None:
                 method.train_ahead()
         return self
+
+    @cached_property
+    def limit_fractions(self) -> LimitFractions:
+        """The fitted history's runtime / time limit by user, for the running jobs' ends
+        given how long they have run (``predictor.core.runtime.remaining``)."""
+        return LimitFractions.from_history(self.jobs)
 
     def snapshot(self, time_s: float) -> Snapshot:
         """The fitted log's state at ``time_s`` (every job submitted by then has arrived)."""

@@ -45,7 +45,7 @@ def test_auto_names_what_answered_and_is_causal():
     targets = np.arange(300, 700, 3)
     before = _auto().fit(_ctx(jobs, 200)).predict_rows(targets)
     assert set(before.predictor) <= {"mix", "guard:zero"} | {
-        f"fallback:{o}" for o in ("mix", "safe", "zero")
+        f"fallback:{o}" for o in ("mix", "median", "gbm", "zero")
     }
     assert "mix" in set(before.predictor)
     np.testing.assert_allclose(

@@ -10,6 +10,7 @@ import pytest
 from jobmolding.core.arrival import ArrivalRules, Candidates, decide_arrival, guarded, within_work
 from jobmolding.core.candidates import speedup_candidates
 from jobmolding.core.choice import choose_size
+from jobmolding.core.future import predicted_ends
 from jobmolding.core.guard import GUARDS, choose_guard, choose_hold, tuning_setup
 from jobmolding.core.policy import MoldingParams
 from predictor.core.runtime.rangeset import RangeSet
@@ -155,6 +156,9 @@ def test_the_decision_never_expands_a_job_under_the_work_limit() -> None:
 
         def runtimes(self, snapshot, requests):
             return [point(100.0)] * len(requests)
+
+        def running_ends(self, snapshot):
+            return predicted_ends(snapshot, None, lambda batch: self.runtimes(snapshot, batch))
 
     empty = ActiveJobs(RequestBatch.of([]), np.zeros(0), np.zeros(0, np.int64))
     snapshot = Snapshot(0.0, 0.0, empty, empty, pd.DataFrame(), 32)

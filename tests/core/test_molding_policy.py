@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from jobmolding.core.evaluate import evaluate, parse_strategies, prepare, report
+from jobmolding.core.future import predicted_ends
 from jobmolding.core.policy import MoldingParams
 from predictor.core.runtime.rangeset import RangeSet
 from traces.core.swf import SWF_FIELDS
@@ -46,6 +47,9 @@ class FreeProcsPredictor:
     def runtimes(self, snapshot, requests):
         half = requests.req_time_s / 2.0
         return [RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in half]
+
+    def running_ends(self, snapshot):
+        return predicted_ends(snapshot, None, lambda batch: self.runtimes(snapshot, batch))
 
 
 # Machine of 10. Warm-up: user 1 runs at 4 (100 s) and 8 (200 s), both finished by t=500.

@@ -79,11 +79,13 @@ class QueueOnly:
         half = requests.req_time_s / 2.0
         return [RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in half]
 
-    def predict(self, snapshot, requests):
+    def running_ends(self, snapshot):
         from jobmolding.core.future import predicted_ends
 
-        points = np.array([r.point_s for r in self.runtimes(snapshot, snapshot.running.requests)])
-        ends = predicted_ends(snapshot, points)
+        return predicted_ends(snapshot, None, lambda batch: self.runtimes(snapshot, batch))
+
+    def predict(self, snapshot, requests):
+        ends = self.running_ends(snapshot)
         queued = np.array([r.point_s for r in self.runtimes(snapshot, snapshot.waiting.requests)])
         mine = np.array([r.point_s for r in self.runtimes(snapshot, requests)])
         waits = np.zeros(len(requests))
@@ -113,3 +115,50 @@ def test_with_waits_from_the_queue_alone_a_hold_breaks_even_and_is_never_taken()
         assert verdict.future_s > verdict.now_s  # there was a later time to look at
         # break-even: the hold gains nothing (and arrivals during it would overtake the job)
         assert abs(verdict.delayed_response_s - verdict.predicted_now_s) < 1e-6, procs
+
+
+def test_on_random_queues_a_hold_never_beats_submitting_now_with_waits_from_the_queue():
+    """The general case behind the demo site's (docs/sites.md, "When a hold can pay"): a job
+    queued now is queued last, as at ``t``; until ``t`` it can only backfill. So on any queue,
+    for every size, ``delay + predicted at t >= predicted now``: the 30% rule never passes.
+    (It failed before the forward run planned the running jobs with their limits as EASY does:
+    the site at ``t`` then let a size start 600 s earlier than the run from now did.)"""
+    from jobmolding.core.arrival import ArrivalRules, decide_arrival
+    from jobmolding.core.candidates import speedup_candidates
+
+    rng = np.random.default_rng(7)
+    looked = 0
+    for _ in range(150):
+        n_run, n_wait = int(rng.integers(1, 6)), int(rng.integers(0, 8))
+        limits = rng.choice([600.0, 1800.0, 3600.0], n_run + n_wait)
+        run_procs = rng.integers(8, 64, n_run)
+        run_procs = np.minimum(run_procs, 128 // n_run)
+        elapsed = rng.uniform(0, 0.5, n_run) * limits[:n_run]  # before their predicted ends
+        running = RequestBatch.of(
+            [
+                req(k, int(p), float(m))
+                for k, (p, m) in enumerate(zip(run_procs, limits, strict=False))
+            ]
+        )
+        waiting = RequestBatch.of(
+            [
+                req(10 + k, int(rng.integers(1, 129)), float(limits[n_run + k]))
+                for k in range(n_wait)
+            ]
+        )
+        snap = Snapshot(
+            time_s=0.0, known_at_s=0.0,
+            waiting=ActiveJobs(waiting, np.full(n_wait, np.inf), waiting.procs.copy()),
+            running=ActiveJobs(running, -elapsed, run_procs.astype(np.int64)),
+            history=pd.DataFrame(), machine_procs=128,
+        )  # fmt: skip
+        procs = int(rng.choice([8, 16, 32, 64, 128]))
+        request = JobRequest(user=2, procs=procs, req_time_s=1800.0, submit_s=0.0)
+        sizes = np.array(sorted({max(procs // 4, 1), max(procs // 2, 1), procs}))
+        cands = speedup_candidates(procs, sizes, 1800.0, 7200.0, 1.0)
+        d = decide_arrival(snap, request, cands, QueueOnly(), ArrivalRules(delay=True))
+        assert d.delay is not None and not d.delay.delay
+        if d.later is not None:
+            looked += 1
+            assert d.delay.delayed_response_s >= d.delay.predicted_now_s - 1e-6
+    assert looked > 50  # most queues had a later time worth a second look

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from predictor.core.wait.prod import ab_prod_share
 from predictor.core.wait.selection import HedgeSelector, Pool, adahedge, flipflop
 
 
@@ -198,7 +199,9 @@ def test_settings_below_one_are_refused():
     arrival, wait = _stream(10)
     with pytest.raises(ValueError, match="round_size"):
         HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, round_size=0)
-    for bad in ({"guard_answer": "best"}, {"fallback_among": "any"}, {"guard_span_s": 0.0}):
+    bad_options = ({"guard_answer": "best"}, {"fallback_among": "any"}, {"guard_span_s": 0.0},
+                   {"meta": "prod"})  # fmt: skip
+    for bad in bad_options:
         with pytest.raises(ValueError, match=next(iter(bad))):
             HedgeSelector(_pool(np.zeros((2, 10)), wait, arrival), safe=0, zero=1, **bad)
 
@@ -238,3 +241,66 @@ def test_flipflop_hedges_when_following_the_leader_fails():
     with pytest.raises(ValueError, match="rule"):
         HedgeSelector(_pool(np.zeros((2, 3)), np.ones(3), np.arange(3.0)), safe=0, zero=1,
                       rule="median")  # fmt: skip
+
+
+def _prod_loss(share: np.ndarray, la: np.ndarray, lb: np.ndarray) -> float:
+    return float(np.sum(share[:-1] * la + (1.0 - share[:-1]) * lb))
+
+
+def test_ab_prod_stays_within_its_constants_of_the_benchmark_and_of_the_algorithm():
+    """Sani et al. 2014, Theorem 1 with eta = 1/2, w_A = w_B = 1/2 (predictor/core/wait/prod):
+    in units of the largest round difference (met in round 0 here), L - L(B) <= 2 ln 2 and
+    L - L(A) <= 2 ln 2 + sum(delta^2) / 2, on streams where either is the better one."""
+    rng = np.random.default_rng(13)
+    for bias in (-0.3, -0.05, 0.0, 0.05, 0.3):
+        lb = rng.random(400)
+        la = np.clip(lb + bias + 0.4 * rng.standard_normal(400), 0.0, None)
+        la[0], lb[0] = 0.0, 5.0  # the scale: the largest |l_B - l_A| is known from round 0
+        share = ab_prod_share(la, lb)
+        assert share.shape == (401,) and share[0] == pytest.approx(0.5)
+        scale = 5.0
+        loss = _prod_loss(share, la, lb)
+        delta = (lb - la) / scale
+        assert (loss - lb.sum()) / scale <= 2 * np.log(2) + 1e-9
+        assert (loss - la.sum()) / scale <= 2 * np.log(2) + np.sum(delta**2) / 2 + 1e-9
+
+
+def test_ab_prod_moves_the_share_to_the_better_one_and_refuses_a_rate_over_one_half():
+    better_a = ab_prod_share(np.full(200, 1.0), np.full(200, 2.0))
+    better_b = ab_prod_share(np.full(200, 2.0), np.full(200, 1.0))
+    assert better_a[-1] > 0.999 and better_b[-1] < 1e-6
+    assert np.all(np.diff(better_a) >= 0) and np.all(np.diff(better_b) <= 0)
+    with pytest.raises(ValueError, match="eta"):
+        ab_prod_share(np.ones(3), np.ones(3), eta=0.6)
+
+
+def test_the_prod_meta_level_loses_little_to_zero_where_every_expert_is_worse():
+    """Both experts err 5,000 s more than zero (zero is the third expert): whether the mix moves
+    to zero or Prod shrinks the rule's answers, the AAE ends within 3% of zero's."""
+    arrival, wait = _stream(3000, seed=14)
+    bad = wait + 5000.0
+    pred = np.stack([bad, bad * 1.1, np.zeros(3000)])
+    zero_aae = np.mean(wait)
+    for meta in ("abprod", "abprod_safe"):
+        sel = HedgeSelector(_pool(pred, wait, arrival), safe=1, zero=2, meta=meta)
+        got = _ask(sel, pred, arrival)
+        assert np.mean(np.abs(got.wait_s - wait)) <= 1.03 * zero_aae
+        assert np.mean(np.abs(got.wait_s[1000:])) < 0.05 * np.mean(bad)
+
+
+def test_the_prod_meta_level_keeps_a_good_rule_where_the_guard_would_fire_late():
+    """Expert 0 is exact except on rows 1,000-1,199 (wait + 5,000 s); zero is the other expert.
+    Over the whole record the rule beats zero, so Prod keeps the rule's answer through and after
+    the stretch (the guard over the last 300 jobs answers 0 from within it to well after it:
+    the rule lost to zero over that window); after the stretch Prod's answers err far less."""
+    arrival, wait = _stream(4000, seed=15)
+    bad = (np.arange(4000) >= 1000) & (np.arange(4000) < 1200)
+    pred = np.stack([wait + np.where(bad, 5000.0, 0.0), np.zeros(4000)])
+    kw = {"safe": 0, "zero": 1, "memory": 1e9, "guard_window": 300}
+    prod = _ask(HedgeSelector(_pool(pred, wait, arrival), meta="abprod", **kw), pred, arrival)
+    guard = _ask(HedgeSelector(_pool(pred, wait, arrival), **kw), pred, arrival)
+    after = (np.arange(4000) >= 1200) & (np.arange(4000) < 1500)
+    assert np.all(prod.share[after] > 0.9) and set(prod.answered_by[after]) == {"mix"}
+    assert np.sum(guard.answered_by[after] == "guard:zero") > 50
+    err_prod, err_guard = (np.mean(np.abs(g.wait_s[after] - wait[after])) for g in (prod, guard))
+    assert err_prod < 0.5 * err_guard

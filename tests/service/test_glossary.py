@@ -109,7 +109,8 @@ def test_interval_explanation_uses_the_calibrations_settings() -> None:
 
 def test_method_entries_use_the_methods_settings() -> None:
     assert ", ".join(CANDIDATES[:-1]) + f" and {CANDIDATES[-1]}" in text("auto")
-    assert f"safe candidate, {AutoWait().safe}" in text("auto")
+    assert AutoWait().fallback_among == "all"  # the fallback's options, as the entry says
+    assert "fallback: the weighted mean or any one candidate" in text("auto")
     assert f"at most {DensityRangeSet().max_coverage:.0%}" in text("density")
     params = RuntimeParams()
     assert f"{params.compact_ratio:g} times its lower end" in text("rangeset")

@@ -16,6 +16,7 @@ import pytest
 from holdqueue.services import decide as live_decide
 from jobmolding.core import policy as replay_policy
 from jobmolding.core.evaluate import evaluate, prepare
+from jobmolding.core.future import predicted_ends
 from jobmolding.core.policy import MoldingParams
 from predictor.core.runtime.rangeset import RangeSet
 from tests.core.test_molding_replay_bundle import LIMIT_S, small_log
@@ -34,6 +35,9 @@ class QueuePredictor:
         return [
             RangeSet(np.array([h]), np.array([h]), np.array([1.0])) for h in requests.req_time_s / 2
         ]
+
+    def running_ends(self, snapshot):
+        return predicted_ends(snapshot, None, lambda batch: self.runtimes(snapshot, batch))
 
     def refresh(self, snapshot) -> None:
         return None

@@ -15,6 +15,7 @@ from django.utils import timezone
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sites import create_site
+from jobmolding.core.future import predicted_ends
 from predictor.core.runtime.rangeset import RangeSet
 from tests.service.traces_support import api_for, make_user
 from traces.core.swf import write_swf
@@ -104,6 +105,9 @@ class SeamPredictor:
 
     def runtimes(self, snapshot: Any, batch: Any) -> list[RangeSet]:
         return self.answer(self.site, snapshot, batch).runtimes
+
+    def running_ends(self, snapshot: Any) -> np.ndarray:
+        return predicted_ends(snapshot, None, lambda batch: self.runtimes(snapshot, batch))
 
 
 def install_answers(monkeypatch, answer: Any) -> None:

@@ -16,11 +16,13 @@ with always-zero among the experts.
    ``round_size`` started pool jobs; the answer is the weighted mean. A target whose state
    lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
    seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
-   183) gets the fallback measured on such jobs; a guard answers 0 whenever the rule has lost
-   to always-zero over the last ``guard_window`` known pool jobs.
+   183) gets the fallback measured on such jobs (the mix or any one expert, ``fallback_among``);
+   a guard answers 0 whenever the rule has lost to always-zero over the last ``guard_window``
+   known pool jobs (or, with ``meta``, (A,B)-Prod keeps the answers within a constant of
+   zero's over the whole record instead).
 
 Every answer names what ran (``predictor``: "mix", "fallback:<option>" or "guard:zero") and
-carries the experts' weights and predictions in ``extra``.
+carries the experts' weights and predictions and the rule's share of the answer in ``extra``.
 """
 
 from __future__ import annotations
@@ -67,8 +69,10 @@ class AutoWait(WaitEstimator):
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
-    guard_span_s : :class:`HedgeSelector`
-        (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md).
+    guard_span_s, meta : :class:`HedgeSelector`
+        (``rule="flipflop"``: no better than ``adahedge`` on any shared log, docs/results.md;
+        ``fallback_among="all"`` chosen on the tuning parts among the fourth pass's six
+        variants, ``meta`` "guard" kept there, docs/results.md "Fourth pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -90,8 +94,9 @@ class AutoWait(WaitEstimator):
         memory: float = 3000.0,
         rule: str = "adahedge",
         guard_answer: str = "zero",
-        fallback_among: str = "safe",
+        fallback_among: str = "all",
         guard_span_s: float | None = None,
+        meta: str = "guard",
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -109,6 +114,7 @@ class AutoWait(WaitEstimator):
         self.guard_answer = guard_answer
         self.fallback_among = fallback_among
         self.guard_span_s = guard_span_s
+        self.meta = meta
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -116,8 +122,10 @@ class AutoWait(WaitEstimator):
         self.make = make
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """A model pickled before the guard could count time answers as it did."""
+        """A model pickled before the guard could count time or Prod existed answers as it did."""
+        state.setdefault("fallback_among", "safe")
         state.setdefault("guard_span_s", None)
+        state.setdefault("meta", "guard")
         self.__dict__.update(state)
 
     def _learn(self, history: WaitContext) -> None:
@@ -202,7 +210,7 @@ class AutoWait(WaitEstimator):
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
             memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
             fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
-            names=list(self.methods_),
+            meta=self.meta, names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
@@ -218,6 +226,7 @@ class AutoWait(WaitEstimator):
             "recent_aae_s": sel.recent_aae_s,
             "recent_zero_aae_s": sel.recent_zero_aae_s,
             "rounds_known": sel.rounds,
+            "share_rule": sel.share,
         }
         for k, name in enumerate(names):
             extra[f"weight_{name}"] = sel.weights[:, k]

@@ -44,6 +44,15 @@ started in the last ``guard_span_s`` seconds before the target's instant, at lea
 every 17th row, and about 9,000 on KTH: counted in jobs, the window's reach in time depends on
 the log's size). Everything is a function of the known pool jobs only: deterministic, and the
 same for a target asked alone or in a batch.
+
+**Meta-level** (``meta``). ``"guard"`` is the guard above. ``"abprod"`` replaces it by
+(A,B)-Prod (:mod:`predictor.core.wait.prod`): ``A`` is the rule (mix or fallback), ``B``
+always-zero, and the answer is ``s A`` (zero's answer is 0) with ``A``'s share ``s`` set by
+their losses over rounds of ``round_size`` known pool jobs (all of them, in start order): its
+AAE on the pool stays within ``2 ln 2`` scaled units of zero's over the whole record instead of
+being checked over a window. ``"abprod_safe"`` first combines the rule with the safe expert by
+the same Prod (``A`` the rule, ``B`` the safe expert: within a constant of the safe expert),
+then that with zero. Fewer than ``min_known`` known pool jobs still give 0.
 """
 
 from __future__ import annotations
@@ -52,104 +61,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
+
+from predictor.core.wait.hedge import WEIGHT_RULES, adahedge, flipflop
+from predictor.core.wait.prod import ab_prod_share, round_losses
+
+__all__ = ["WEIGHT_RULES", "HedgeSelector", "Pool", "Selection", "adahedge", "flipflop"]
 
 MIX, SAFE, ZERO = 0, 1, 2
 OPTION_NAMES = ("mix", "safe", "zero")
 GUARD_ANSWERS = ("zero", "recent_best")
+#: what keeps the rule safe: the guard, (A,B)-Prod against zero, or Prod against the safe
+#: expert and then against zero (module docstring, :mod:`predictor.core.wait.prod`)
+METAS = ("guard", "abprod", "abprod_safe")
 FALLBACK_AMONG = ("safe", "all")
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
-
-
-def _rounds(losses: np.ndarray, discount: float) -> tuple[np.ndarray, np.ndarray]:
-    """The (R, m) loss matrix, checked, and the (R + 1, m) weight rows to fill."""
-    if not 0.0 < discount <= 1.0:
-        raise ValueError(f"discount must lie in (0, 1], got {discount}")
-    loss = np.atleast_2d(np.asarray(losses, dtype=float))
-    return loss, np.empty((loss.shape[0] + 1, loss.shape[1]))
-
-
-def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
-    """AdaHedge weights before each round and after the last (module docstring).
-
-    losses : (R, m) loss of each of m experts in each round (any scale, >= 0).
-    discount : each round, the past losses and gap are multiplied by it first (1: plain
-        AdaHedge; below 1 the weights follow a site that changes).
-    Returns (R + 1, m): row ``r`` holds the weights given the first ``r`` rounds.
-    """
-    loss, out = _rounds(losses, discount)
-    r_count, m = loss.shape
-    cum = np.zeros(m)
-    gap = 0.0
-    for r in range(r_count + 1):
-        w = _weights(cum, gap, m)
-        out[r] = w
-        if r == r_count:
-            break
-        lr = loss[r]
-        h = float(w @ lr)
-        if gap == 0.0:  # follow the leader: the mix loss is the leaders' best loss
-            mix = float(lr[w > 0].min())
-        else:
-            eta = np.log(m) / gap
-            shift = lr.min()
-            mix = shift - np.log(float(w @ np.exp(-eta * (lr - shift)))) / eta
-        gap = discount * gap + max(h - mix, 0.0)
-        cum = discount * cum + lr
-    return out
-
-
-def flipflop(
-    losses: np.ndarray, discount: float = 1.0, phi: float = 2.37, alpha: float = 1.243
-) -> np.ndarray:
-    """FlipFlop weights (de Rooij et al. 2014, section 3, "Follow the leader if you can, hedge
-    if you must"): follow the leader while its cumulative mixability gap ``D_ftl`` stays under
-    ``phi / alpha`` times AdaHedge's ``D_ah``, else AdaHedge (``eta = ln(m) / D_ah``) until
-    ``D_ah`` exceeds ``alpha D_ftl``. Each regime adds its own rounds' gaps; FTL's mix loss is
-    ``min_c (L_c + l_c) - min_c L_c``. The regret is within a constant factor of both FTL's
-    and AdaHedge's (``phi``, ``alpha``: the paper's constants), so a site whose best expert
-    stays best is followed, not averaged. ``discount`` as in :func:`adahedge`.
-
-    Returns (R + 1, m) as :func:`adahedge`.
-    """
-    loss, out = _rounds(losses, discount)
-    r_count, m = loss.shape
-    cum = np.zeros(m)
-    gaps = {"ftl": 0.0, "ah": 0.0}
-    regime = "ftl"
-    for r in range(r_count + 1):
-        gap = 0.0 if regime == "ftl" else gaps["ah"]
-        w = _weights(cum, gap, m)
-        out[r] = w
-        if r == r_count:
-            break
-        lr = loss[r]
-        if gap == 0.0:  # eta = inf: the mix loss is the rise of the best cumulative loss
-            mix = float((cum + lr).min() - cum.min())
-        else:
-            eta = np.log(m) / gap
-            with np.errstate(divide="ignore"):  # log 0 = -inf for an expert of weight 0
-                mix = -float(logsumexp(np.log(w) - eta * lr)) / eta
-        gaps = {k: discount * v for k, v in gaps.items()}
-        gaps[regime] += max(float(w @ lr) - mix, 0.0)
-        cum = discount * cum + lr
-        if regime == "ftl" and gaps["ftl"] > phi / alpha * gaps["ah"]:
-            regime = "ah"
-        elif regime == "ah" and gaps["ah"] > alpha * gaps["ftl"]:
-            regime = "ftl"
-    return out
-
-
-WEIGHT_RULES = {"adahedge": adahedge, "flipflop": flipflop}
-
-
-def _weights(cum: np.ndarray, gap: float, m: int) -> np.ndarray:
-    if gap == 0.0 or m == 1:
-        w = (cum == cum.min()).astype(float)
-    else:
-        w = np.exp(-np.log(m) / gap * (cum - cum.min()))
-    return w / w.sum()
 
 
 @dataclass(frozen=True)
@@ -185,7 +111,8 @@ class Selection:
     wait_s : (n,) answers; answered_by : (n,) "mix", "fallback:<option>" or "guard:zero";
     weights : (n, m) the experts' weights; rounds : (n,) rounds known;
     recent_aae_s, recent_zero_aae_s : (n,) the rule's and always-zero's AAE over the guard
-    window (NaN before any pool job is known).
+    window (NaN before any pool job is known); share : (n,) the rule's share of the answer
+    (the guard: 1 or 0; Prod: ``s``).
     """
 
     wait_s: np.ndarray
@@ -194,6 +121,7 @@ class Selection:
     rounds: np.ndarray
     recent_aae_s: np.ndarray
     recent_zero_aae_s: np.ndarray
+    share: np.ndarray
 
 
 class HedgeSelector:
@@ -211,6 +139,7 @@ class HedgeSelector:
         zero) or ``"all"`` (every expert).
     guard_span_s : the guard's window in seconds of start time (module docstring); None counts
         it in pool jobs (``guard_window``).
+    meta : ``"guard"``, ``"abprod"`` or ``"abprod_safe"`` (module docstring).
     names : the experts' names, for ``answered_by`` ("guard:<name>"; default ``expert<k>``).
     """
 
@@ -229,8 +158,12 @@ class HedgeSelector:
         guard_answer: str = "zero",
         fallback_among: str = "safe",
         guard_span_s: float | None = None,
+        meta: str = "guard",
         names: Sequence[str] = (),
     ) -> None:
+        if meta not in METAS:
+            raise ValueError(f"meta must be one of {METAS}, got {meta!r}")
+        self.meta = meta
         if rule not in WEIGHT_RULES:
             raise ValueError(f"rule must be one of {sorted(WEIGHT_RULES)}, got {rule!r}")
         if guard_answer not in GUARD_ANSWERS:
@@ -281,9 +214,37 @@ class HedgeSelector:
         rule = np.where(p.outside, self.options_[fb, np.arange(p.row.size)], self.options_[MIX])
         self.cum_rule_err_ = _cumsum0(np.abs(rule - p.wait_s))
         self.cum_zero_err_ = _cumsum0(np.abs(p.wait_s))
+        self._prepare_prod(rule, known)
         self.cum_expert_err_ = _cumsum0(
             np.abs(np.minimum(p.pred_s, self.max_known_[known]) - p.wait_s)
         )
+
+    def _prepare_prod(self, rule: np.ndarray, known: np.ndarray) -> None:
+        """Prod shares per round of known pool jobs (start order): the rule against the safe
+        expert (``abprod_safe``; else share 1), then that against zero."""
+        p, size = self.pool, self.round_size
+        n_rounds = p.row.size // size + 1
+        self.share_in_ = np.ones(n_rounds)
+        answer = rule
+        if self.meta == "abprod_safe":
+            safe = np.minimum(p.pred_s[self.safe], self.max_known_[known])
+            self.share_in_ = ab_prod_share(
+                round_losses(self.cum_rule_err_, size),
+                round_losses(_cumsum0(np.abs(safe - p.wait_s)), size),
+            )
+            s_in = self.share_in_[known // size]
+            answer = s_in * rule + (1.0 - s_in) * safe
+        cum_a = _cumsum0(np.abs(answer - p.wait_s))
+        zero = round_losses(self.cum_zero_err_, size)
+        self.share_ = ab_prod_share(round_losses(cum_a, size), zero)
+
+    def _prod(self, answer: np.ndarray, pred: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """The Prod answers of the targets from the rule's (``meta`` "abprod"/"abprod_safe")."""
+        r = known // self.round_size
+        if self.meta == "abprod_safe":
+            safe = np.minimum(pred[self.safe], self.max_known_[known])
+            answer = self.share_in_[r] * answer + (1.0 - self.share_in_[r]) * safe
+        return self.share_[r] * answer
 
     def known(self, n_before: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
         """Pool jobs known to each target (a prefix of the pool in start order): started by
@@ -351,7 +312,13 @@ class HedgeSelector:
         count = known - lo
         rule = self.cum_rule_err_[known] - self.cum_rule_err_[lo]
         zero = self.cum_zero_err_[known] - self.cum_zero_err_[lo]
-        guard = (count < self.min_known) | (rule > zero)
+        if self.meta == "guard":
+            guard = (count < self.min_known) | (rule > zero)
+            share = (~guard).astype(float)
+        else:
+            answer = self._prod(answer, pred, known)
+            guard = known < self.min_known
+            share = np.where(guard, 0.0, self.share_[known // self.round_size])
         pick = self._guard_pick(known, lo, count)
         guarded = np.minimum(pred[pick, np.arange(n)], self.max_known_[known])
         answer = np.where(guard, guarded, answer)
@@ -362,7 +329,7 @@ class HedgeSelector:
                 wait_s=np.maximum(answer, 0.0), answered_by=by,
                 weights=self.weights_[self.rounds(known)], rounds=self.rounds(known),
                 recent_aae_s=np.where(count > 0, rule / count, np.nan),
-                recent_zero_aae_s=np.where(count > 0, zero / count, np.nan),
+                recent_zero_aae_s=np.where(count > 0, zero / count, np.nan), share=share,
             )  # fmt: skip
 
 
