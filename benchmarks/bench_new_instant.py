@@ -140,8 +140,10 @@ def main() -> None:
     bundle = lazy_bundle(trace)
     store = default_store()
     ident, version = svc.store_key(trace)
-    if ARGS.arm != "second":
-        store.path("rows", ident, version).unlink(missing_ok=True)
+    if ARGS.arm != "second":  # no per-instant value stored by an earlier run
+        for path in store.dir.glob("*.pkl"):
+            if path.name.startswith(("rows-", "runtime_accuracy_")):
+                path.unlink()
     ahead = DIR / f"ahead-{ARGS.method or svc.service_methods()[0]}.pkl"
     if ARGS.arm in ("ahead", "second") and ahead.exists():
         bundle = pickle.loads(ahead.read_bytes())  # trained ahead by an earlier run

@@ -34,6 +34,7 @@ from typing import Any
 from django.conf import settings
 
 SAFE = re.compile(r"[^A-Za-z0-9_.]+")
+AUX_KINDS = ("rows-", "runtime_accuracy_")  # file prefixes of per-instant data beside a model
 
 
 def _part(value: Any) -> str:
@@ -90,16 +91,21 @@ class FittedStore:
         self.evict()
 
     def evict(self) -> None:
+        """Drop the least recently used files beyond ``max_items`` fitted models and
+        ``max_bytes`` in all. Per-instant files beside a model (:data:`AUX_KINDS`: rows and
+        accuracies shared by the processes, rewritten at new instants) count only in bytes:
+        counted as items they would push the models they belong to out."""
         files = []
         for p in self.dir.glob("*.pkl"):
             with contextlib.suppress(FileNotFoundError):
                 st = p.stat()
                 files.append((st.st_mtime, st.st_size, p))
         files.sort(reverse=True)  # most recently used first
-        total = 0
+        total = models = 0
         for n, (_, size, p) in enumerate(files):
             total += size
-            if n >= self.max_items or (n > 0 and total > self.max_bytes):
+            models += not p.name.startswith(AUX_KINDS)
+            if models > self.max_items or (n > 0 and total > self.max_bytes):
                 p.unlink(missing_ok=True)
 
     @contextlib.contextmanager

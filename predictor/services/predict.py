@@ -168,7 +168,9 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         **(confidence := trust(bundle, request.submit_s, answer.wait_s, query, stored)),
         "runtime_method": bundle.runtime.name,
         "methods": methods_body(bundle),
-        "accuracy": accuracy_body(bundle, request.submit_s, confidence),
+        "accuracy": accuracy_body(
+            bundle, request.submit_s, confidence, (trace, cache_for(query.get("method")).kind)
+        ),  # fmt: skip
         "why": why_body(bundle.runtime, snapshot, request),
     }
 
@@ -186,11 +188,16 @@ def methods_body(bundle: FittedBundle) -> dict[str, Any]:
 
 
 def accuracy_body(
-    bundle: FittedBundle, at: float, recent: dict[str, Any] | None = None
+    bundle: FittedBundle,
+    at: float,
+    recent: dict[str, Any] | None = None,
+    shared: tuple[Trace, str] | None = None,
 ) -> dict[str, Any]:
     """Both methods' accuracy on the most recent jobs at ``at`` (``predictor.core.accuracy``):
     the wait method's AAE beside always-zero's, the runtime method's success and coverage
-    beside the requested time's. NaN (nothing known yet) is null."""
+    beside the requested time's. NaN (nothing known yet) is null. ``shared`` (the trace and
+    its bundle's cache kind): the runtime accuracy at an instant is computed once for every
+    process, through the store."""
     body: dict[str, Any] = {}
     if recent is not None:
         wait = wait_accuracy(recent["recent_jobs"], _nan(recent["recent_aae_s"]),
@@ -202,7 +209,19 @@ def accuracy_body(
     if key not in cache:
         if len(cache) >= 64:
             cache.pop(next(iter(cache)))
-        cache[key] = runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT)
+
+        def compute() -> Any:
+            return runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT)
+
+        if shared is None:
+            cache[key] = compute()
+        else:  # once for every process (``predictor.services.shared_rows``)
+            trace, kind = shared
+            ident, version = store_key(trace)
+            kind = f"runtime_accuracy-{kind}"
+            cache[key] = shared_rows.shared_value(
+                default_store(), kind, ident, version, key, compute
+            )
     body["runtime"] = _clean(cache[key].as_dict())
     return body
 
@@ -303,7 +322,9 @@ def predict_runtime(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         "method": bundle.runtime.name,
         "at": request.submit_s,
         "methods": methods_body(bundle),
-        "accuracy": accuracy_body(bundle, request.submit_s),
+        "accuracy": accuracy_body(
+            bundle, request.submit_s, shared=(trace, cache_for(runtime=query.get("method")).kind)
+        ),  # fmt: skip
     }
 
 

@@ -1,4 +1,5 @@
-"""Each log row's own-arrival wait prediction, shared by every process through the store.
+"""Each log row's own-arrival wait prediction (and other per-instant values), shared by every
+process through the store.
 
 An answer's trust block re-scores the ~300 jobs that most recently started by its instant
 (``predictor.core.wait.recent``). A process memoises each row's prediction
@@ -14,10 +15,14 @@ for all processes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from predictor.core.wait.row_memo import RowWaitMemo
 from predictor.services.fitted_store import FittedStore
 
 KIND = "rows"
+SHARED_VALUES = 4096  # per-instant values kept per file (the oldest go first)
 
 
 def read_into(store: FittedStore, ident: str, version: str, memo: RowWaitMemo) -> int:
@@ -44,3 +49,22 @@ def merge_into_store(store: FittedStore, ident: str, version: str, memo: RowWait
             values[add] = stored["values"][add]
             known |= stored["known"]
         store.save(KIND, ident, version, {"values": values, "known": known})
+
+
+def shared_value(
+    store: FittedStore, kind: str, ident: str, version: str, key: Any, compute: Callable[[], Any]
+) -> Any:
+    """The value of ``key`` (an instant) from the store's ``kind`` file, else computed here
+    and merged into it under the lock: a per-instant value computed once for every process
+    (the runtime method's recent accuracy at an instant)."""
+    stored = store.load(kind, ident, version) or {}
+    if key in stored:
+        return stored[key]
+    value = compute()
+    with store.lock(f"{kind}-merge", ident):
+        stored = store.load(kind, ident, version) or {}
+        stored[key] = value
+        while len(stored) > SHARED_VALUES:
+            stored.pop(next(iter(stored)))
+        store.save(kind, ident, version, stored)
+    return value

@@ -54,6 +54,35 @@ def test_a_second_process_reads_an_instants_pool_from_the_store(trace):
     assert merged["known"].sum() == predicted + scorer_of(trace).memo.predicted
 
 
+def test_a_second_process_reads_the_runtime_accuracy_at_an_instant_from_the_store(
+    trace, monkeypatch
+):
+    first = predict_service.predict_wait(trace, query(trace, 0.8))
+    predict_service.BUNDLES.clear()  # another process
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(predict_service, "runtime_accuracy_at", refuse)
+    again = predict_service.predict_wait(trace, query(trace, 0.8, user=3))
+    assert again["accuracy"]["runtime"] == first["accuracy"]["runtime"]
+    with pytest.raises(AssertionError, match="computed again"):  # a new instant computes it
+        predict_service.predict_wait(trace, query(trace, 0.95))
+
+
+def test_per_instant_files_do_not_push_the_models_out_of_the_store(tmp_path: Path):
+    store = FittedStore(tmp_path, max_items=2)
+    store.save("trace", "1", "v", {"model": 1})
+    store.save("trace", "2", "v", {"model": 2})
+    for k in range(5):
+        store.save("rows", str(k), "v", {"values": k})
+        store.save("runtime_accuracy-trace", str(k), "v", {k: k})
+    assert store.load("trace", "1", "v") == {"model": 1}  # both models kept
+    assert store.load("trace", "2", "v") == {"model": 2}
+    store.save("trace", "3", "v", {"model": 3})
+    assert sum(store.load("trace", k, "v") is not None for k in "123") == 2  # still bounded
+
+
 def test_merging_keeps_the_rows_of_both_processes(tmp_path: Path):
     store = FittedStore(tmp_path)
 

@@ -122,10 +122,13 @@ class AutoWait(WaitEstimator):
         self.make = make
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """A model pickled before the guard could count time or Prod existed answers as it did."""
+        """A model pickled before the guard could count time or Prod existed answers as it did.
+        The rule over the pool (``_selector``) is rebuilt from the stored pool on first use:
+        a rule pickled by older code may lack what the current one reads."""
         state.setdefault("fallback_among", "safe")
         state.setdefault("guard_span_s", None)
         state.setdefault("meta", "guard")
+        state["_selector"] = None
         self.__dict__.update(state)
 
     def _learn(self, history: WaitContext) -> None:
