@@ -4,8 +4,11 @@ A fitted bundle takes seconds to minutes to fit (HPC2N: docs/results.md, "Speed"
 gunicorn runs several worker processes beside the Celery workers. Each used to fit its own
 copy. The store keeps one pickled copy on disk instead:
 
-- ``<dir>/<kind>-<id>-<version>.pkl``, written to a temporary name and renamed into place
-  (``os.replace`` is atomic), so a reader sees a whole file or none;
+- ``<dir>/<kind>-<id>-<version>~<code>.pkl``, written to a temporary name and renamed into
+  place (``os.replace`` is atomic), so a reader sees a whole file or none. ``<code>`` is
+  :func:`code_tag`, a digest of the source that defines the pickled objects: a deploy that
+  changes that code never loads a model fitted by the old code (it fits again, in the
+  background), and files of another code tag are removed once an hour old;
 - single flight across processes: the fitter holds ``<dir>/<kind>-<id>.lock``
   (``fcntl.flock``); a process that wants the same key waits for it and then loads the file,
   or, when it has an older version to serve, does not wait at all (``try_lock``);
@@ -22,11 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
+import hashlib
 import json
 import os
 import pickle
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,21 +41,49 @@ from django.conf import settings
 
 SAFE = re.compile(r"[^A-Za-z0-9_.]+")
 AUX_KINDS = ("rows-", "runtime_accuracy_")  # file prefixes of per-instant data beside a model
+CODE_DIRS = ("predictor", "traces/core", "jobmolding/core", "holdqueue/core")
+OTHER_CODE_GRACE_S = (
+    3600.0  # a file of another code tag may still serve a process not yet restarted
+)
 
 
 def _part(value: Any) -> str:
     return SAFE.sub("_", str(value))
 
 
+def source_digest(root: Path, dirs: tuple[str, ...]) -> str:
+    """The first 12 hex digits of SHA-256 over every ``*.py`` under ``root/dirs``: each file's
+    path (relative to ``root``) and bytes, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for d in dirs for p in (root / d).rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=1)
+def code_tag() -> str:
+    """:func:`source_digest` of :data:`CODE_DIRS`, whose classes the store pickles; read once
+    per process."""
+    return source_digest(Path(__file__).resolve().parents[2], CODE_DIRS)
+
+
 class FittedStore:
     """Pickled fitted objects on disk (module docstring)."""
 
-    def __init__(self, directory: Path | str, max_items: int = 8, max_bytes: int = 4 << 30):
+    def __init__(
+        self,
+        directory: Path | str,
+        max_items: int = 8,
+        max_bytes: int = 4 << 30,
+        code: str | None = None,
+    ):
         self.dir = Path(directory)
         self.max_items, self.max_bytes = max_items, max_bytes
+        self.code = code_tag() if code is None else _part(code)
 
     def path(self, kind: str, ident: str, version: str) -> Path:
-        return self.dir / f"{_part(kind)}-{_part(ident)}-{_part(version)}.pkl"
+        return self.dir / f"{_part(kind)}-{_part(ident)}-{_part(version)}~{self.code}.pkl"
 
     def load(self, kind: str, ident: str, version: str) -> Any | None:
         """The stored object, or None (missing, or unreadable: it is then removed)."""
@@ -68,10 +102,11 @@ class FittedStore:
 
     def latest(self, kind: str, ident: str) -> tuple[str, Any] | None:
         """(version, object) of the largest stored version of (kind, id), or None."""
-        prefix = f"{_part(kind)}-{_part(ident)}-"
-        names = sorted(p.name for p in self.dir.glob(f"{prefix}*.pkl")) if self.dir.is_dir() else []
+        prefix, suffix = f"{_part(kind)}-{_part(ident)}-", f"~{self.code}.pkl"
+        found = self.dir.glob(f"{prefix}*{suffix}") if self.dir.is_dir() else []
+        names = sorted(p.name for p in found)
         for name in reversed(names):
-            version = name[len(prefix) : -len(".pkl")]
+            version = name[len(prefix) : -len(suffix)]
             obj = self.load(kind, ident, version)
             if obj is not None:
                 return version, obj
@@ -94,12 +129,16 @@ class FittedStore:
         """Drop the least recently used files beyond ``max_items`` fitted models and
         ``max_bytes`` in all. Per-instant files beside a model (:data:`AUX_KINDS`: rows and
         accuracies shared by the processes, rewritten at new instants) count only in bytes:
-        counted as items they would push the models they belong to out."""
-        files = []
+        counted as items they would push the models they belong to out. Files of another code
+        tag go once :data:`OTHER_CODE_GRACE_S` old and never count."""
+        files, mine, now = [], f"~{self.code}.pkl", time.time()
         for p in self.dir.glob("*.pkl"):
             with contextlib.suppress(FileNotFoundError):
                 st = p.stat()
-                files.append((st.st_mtime, st.st_size, p))
+                if p.name.endswith(mine):
+                    files.append((st.st_mtime, st.st_size, p))
+                elif now - st.st_mtime > OTHER_CODE_GRACE_S:
+                    p.unlink(missing_ok=True)
         files.sort(reverse=True)  # most recently used first
         total = models = 0
         for n, (_, size, p) in enumerate(files):

@@ -4,12 +4,14 @@ the site model that is neither refitted nor counted on every call."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from predictor.services import fitted_store
 from predictor.services.fitted_cache import FittedCache
 from predictor.services.fitted_store import FittedStore
 
@@ -33,6 +35,30 @@ def test_store_drops_an_unreadable_file(tmp_path):
     store.path("trace", "1", "v").write_bytes(b"not a pickle")
     assert store.load("trace", "1", "v") is None
     assert not store.path("trace", "1", "v").exists()
+
+
+def test_a_model_fitted_by_other_code_is_never_loaded_and_goes_once_an_hour_old(tmp_path):
+    old, new = FittedStore(tmp_path, code="aaaa"), FittedStore(tmp_path, code="bbbb")
+    old.save("trace", "1", "0001", {"fitted by": "old code"})
+    assert new.load("trace", "1", "0001") is None and new.latest("trace", "1") is None
+    assert old.latest("trace", "1") == ("0001", {"fitted by": "old code"})
+    new.save("trace", "1", "0001", {"fitted by": "new code"})
+    assert old.path("trace", "1", "0001").exists()  # within the grace: an old process may read it
+    stale = time.time() - fitted_store.OTHER_CODE_GRACE_S - 1
+    os.utime(old.path("trace", "1", "0001"), (stale, stale))
+    new.save("trace", "2", "0001", {})
+    assert not old.path("trace", "1", "0001").exists()
+    assert new.load("trace", "1", "0001") == {"fitted by": "new code"}
+
+
+def test_the_code_tag_follows_the_source_of_the_pickled_classes(tmp_path):
+    assert FittedStore(tmp_path).code == fitted_store.code_tag()
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "model.py").write_text("A = 1\n")
+    first = fitted_store.source_digest(tmp_path, ("core",))
+    assert fitted_store.source_digest(tmp_path, ("core",)) == first
+    (tmp_path / "core" / "model.py").write_text("A = 2\n")
+    assert fitted_store.source_digest(tmp_path, ("core",)) != first
 
 
 def _hold_lock(directory: str, ready, release) -> None:
