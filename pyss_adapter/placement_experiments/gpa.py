@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pyss_adapter.core.placement.experiments import g0_rows, g1_rows, g1_sources
+from pyss_adapter.core.placement.experiments import g0_rows, g1_grid, g1_rows, g1_sources
 from pyss_adapter.core.placement.usage import read_azure
 from pyss_adapter.core.placement.verdicts import (
     CLAIRVOYANCE,
@@ -73,8 +73,9 @@ def g1(ctx: Inputs, opts: dict[str, Any]):
     cases = [("best", False)] if opts["grid"] == "base" else G1_FITS
     for src, (x, c) in _sources(ctx, opts):
         run = dict(instances=opts["instances"], items=1000, seed=opts["seed"])
+        grid = g1_grid(x, c, cases=cases, **run)
         for fit, rebal in cases:
-            for row in g1_rows(x, c, fit=fit, rebal=rebal, **run):
+            for row in grid[(fit, rebal)]:
                 rows.append(
                     {
                         "source": src,

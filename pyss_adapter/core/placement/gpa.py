@@ -159,11 +159,26 @@ def rebalance(
     return [b for b in bins if b]
 
 
-def m_q(x: np.ndarray, bins: list[list[int]], c: float = 1.0) -> tuple[int, float, float]:
-    """``(m_abs, m, q)`` of a packing evaluated on realisations ``x`` (items x |E|)."""
+def m_q(
+    x: np.ndarray,
+    bins: list[list[int]],
+    c: float = 1.0,
+    rows: np.ndarray | None = None,
+    item_means: np.ndarray | None = None,
+) -> tuple[int, float, float]:
+    """``(m_abs, m, q)`` of a packing evaluated on realisations ``x`` (items x |E|).
+
+    ``rows``: item i is row ``rows[i]`` of ``x`` (default: row i), so an instance drawn from
+    a pool is evaluated without copying it; ``item_means``: the items' means over the
+    columns of ``x`` (default: computed). A machine's use at t sums its items in the
+    bin's order, the same numbers either way.
+    """
     x = np.asarray(x, dtype=np.float64)
+    idx = np.arange(len(x)) if rows is None else np.asarray(rows)
+    if item_means is None:
+        item_means = x.mean(axis=1) if rows is None else x[idx].mean(axis=1)
     m_abs = len(bins)
-    m_norm = max(1, math.ceil(float(x.mean(axis=1).sum()) / c - TOL))
-    over = sum(int((x[b].sum(axis=0) > c).sum()) for b in bins)
+    m_norm = max(1, math.ceil(float(item_means.sum()) / c - TOL))
+    over = sum(int((x[idx[b]].sum(axis=0) > c).sum()) for b in bins)
     q = over / (m_abs * x.shape[1]) if m_abs else 0.0
     return m_abs, m_abs / m_norm, q
