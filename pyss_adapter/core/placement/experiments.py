@@ -45,7 +45,9 @@ def g1_sources(
     azure: each VM series with a random circular offset, scaled so the mean item is
     0.027 c (c = 1). swf-beta rho: one rank per long job, Beta(u, rho) draws, c = 32.
     gauss rho: N(u, rho u (1 - u)) draws for the same u, c = 32 (the Gaussian control).
-    The uniforms h(seed, item, 0, r) are the same for every rho and both kinds.
+    The uniforms h(seed, item, 0, r) are the same for every rho and both kinds. (The
+    swf-beta pools are C-ordered and the gauss pools F-ordered, as they always were: a
+    row mean's last bit depends on the layout, and G0 reads the pools' row means.)
     """
     rng = np.random.default_rng(seed)
     if azure is not None and "azure" in kinds:
@@ -59,7 +61,7 @@ def g1_sources(
     u = np.asarray(u_long, dtype=np.float64)[:, None]  # broadcast over the R draws
     for rho in rhos:
         if "swf-beta" in kinds:
-            yield f"swf-beta {rho:g}", (beta_quantile(u, rho, q), 32.0)
+            yield f"swf-beta {rho:g}", (np.ascontiguousarray(beta_quantile(u, rho, q)), 32.0)
         if z is not None:
             sigma = np.sqrt(rho * u_long * (1 - u_long))[:, None]
             yield f"gauss {rho:g}", (u + sigma * z, 32.0)
@@ -107,6 +109,7 @@ def g1_grid(
     statistics are its own row's); each instance is packed once per fit, rebalanced
     from that packing, and every distinct packing of an instance is evaluated once.
     """
+    x_all = np.ascontiguousarray(x_all)  # row statistics as over an instance's own rows
     rng = np.random.default_rng(seed)
     draws = [
         rng.choice(len(x_all), size=items, replace=len(x_all) < items) for _ in range(instances)
