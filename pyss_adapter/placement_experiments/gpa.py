@@ -64,7 +64,10 @@ def _sources(
     _, jobs, _ = ctx.load(opts, (opts["traces"] or DEFAULT_TRACES)[1])
     long_ = (jobs.runtime_s >= 7200) & ~np.isnan(jobs.cpu_frac)
     u = np.clip(jobs.cpu_frac[long_], 0, 1)
-    kinds = tuple(opts["sources"] or ("azure", "swf-beta", "gauss"))
+    names = [n.split() for n in opts["sources"] or ("azure", "swf-beta", "gauss")]
+    kinds = tuple(n[0] for n in names)
+    named = sorted({float(n[1]) for n in names if len(n) > 1})  # "swf-beta 0.1": that rho only
+    rhos = tuple(named) or rhos
     yield from g1_sources(azure, u, rhos, R or opts["realisations"], opts["seed"], kinds)
 
 
