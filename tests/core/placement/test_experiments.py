@@ -77,6 +77,16 @@ def test_g1_grid_gives_the_plain_protocol_s_numbers_exactly() -> None:
         assert one == grid[("first", True)]
 
 
+def test_sizer_is_size_bit_for_bit() -> None:
+    rng = np.random.default_rng(8)
+    sums = rng.uniform(0, 3, (200, 4))
+    sums[:5, 1] = [0.0, -0.0, -1e-17, 1e-300, 0.5]
+    for kind, param in [("gpa", 0.01), ("cantelli", 1.7), ("av", 1.25), ("perc", 90), ("slots", 0)]:
+        est = Estimator(kind, float(param))
+        fast = est.sizer()
+        assert [fast(*row) for row in sums.tolist()] == [est.size(*row) for row in sums.tolist()]
+
+
 def test_m_q_on_pool_rows_equals_m_q_on_the_copied_instance() -> None:
     rng = np.random.default_rng(7)
     pool = rng.uniform(0, 0.6, (50, 40))
