@@ -154,3 +154,12 @@ def test_c1_verdict_needs_cash_to_cut_the_round_robin_slowdown() -> None:
     assert [r["verdict"] for r in rows] == [
         "consistent", "not reproduced", "consistent", "consistent"
     ]  # fmt: skip
+
+
+def test_q_verdict_says_below_when_ours_is_zero_and_the_seed_s_is_not() -> None:
+    from pyss_adapter.core.placement.verdicts import q_verdict
+
+    assert q_verdict(0.0, 2e-8) == "not reproduced (ours below)"
+    assert q_verdict(3e-7, 0.0) == "not reproduced (ours above the seed's)"
+    assert q_verdict(0.0, 0.0) == "consistent"
+    assert q_verdict(1.5e-6, 1e-6) == "consistent"
