@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pyss_adapter.core.placement.experiments import g0_rows, g1_rows, g1_sources
+from pyss_adapter.core.placement.experiments import g0_rows, g1_grid, g1_rows, g1_sources
 from pyss_adapter.core.placement.usage import read_azure
 from pyss_adapter.core.placement.verdicts import (
     CLAIRVOYANCE,
@@ -64,7 +64,10 @@ def _sources(
     _, jobs, _ = ctx.load(opts, (opts["traces"] or DEFAULT_TRACES)[1])
     long_ = (jobs.runtime_s >= 7200) & ~np.isnan(jobs.cpu_frac)
     u = np.clip(jobs.cpu_frac[long_], 0, 1)
-    kinds = tuple(opts["sources"] or ("azure", "swf-beta", "gauss"))
+    names = [n.split() for n in opts["sources"] or ("azure", "swf-beta", "gauss")]
+    kinds = tuple(n[0] for n in names)
+    named = sorted({float(n[1]) for n in names if len(n) > 1})  # "swf-beta 0.1": that rho only
+    rhos = tuple(named) or rhos
     yield from g1_sources(azure, u, rhos, R or opts["realisations"], opts["seed"], kinds)
 
 
@@ -73,8 +76,9 @@ def g1(ctx: Inputs, opts: dict[str, Any]):
     cases = [("best", False)] if opts["grid"] == "base" else G1_FITS
     for src, (x, c) in _sources(ctx, opts):
         run = dict(instances=opts["instances"], items=1000, seed=opts["seed"])
+        grid = g1_grid(x, c, cases=cases, **run)
         for fit, rebal in cases:
-            for row in g1_rows(x, c, fit=fit, rebal=rebal, **run):
+            for row in grid[(fit, rebal)]:
                 rows.append(
                     {
                         "source": src,

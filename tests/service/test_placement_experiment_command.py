@@ -51,3 +51,16 @@ def test_c2_says_why_it_is_not_run(tmp_path: Path) -> None:
     text, data = _run(tmp_path, "C2")
     assert all(r["verdict"] == "untestable" for r in data["rows"])
     assert "SWF has no I/O" in text
+
+
+def test_g1_source_naming_its_rho_draws_only_that_rho(tmp_path: Path) -> None:
+    path = tmp_path / "long.swf.gz"
+    with gzip.open(path, "wt") as fh:  # 30 jobs of >= 2 h with field 6: the item pool
+        for i in range(1, 31):
+            run = 7200 + 60 * i
+            fh.write(f"{i} {60 * i} 0 {run} 1 {run * (0.3 + i / 50)} -1 1 9000 -1 1 {i % 3}")
+            fh.write(" -1 -1 -1 -1 -1 -1\n")
+    args = ("G1", str(path), str(path), "--sources", "gauss 0.1", "--instances", "2")
+    _, data = _run(tmp_path, *args, "--realisations", "50", "--grid", "base")
+    assert {r["source"] for r in data["rows"]} == {"gauss 0.1"}
+    assert len(data["rows"]) == 16 and all(r["verdict"] for r in data["rows"])

@@ -19,7 +19,9 @@ from pyss_adapter.core.placement.gpa import Estimator, m_q, pack, rebalance
 from pyss_adapter.core.placement.trimaran import lvrb_node_score, tlp_score
 from pyss_adapter.core.placement.usage import beta_quantile, h_array
 
-__all__ = ["G0_SIZES", "G1_ESTIMATORS", "g0_rows", "g1_rows", "g1_sources", "t0_rows"]
+__all__ = [
+    "G0_SIZES", "G1_ESTIMATORS", "g0_rows", "g1_grid", "g1_rows", "g1_sources", "t0_rows",
+]  # fmt: skip
 
 G1_ESTIMATORS = [
     ("gpa", 0.1), ("gpa", 0.05), ("gpa", 0.01), ("gpa", 0.001),
@@ -43,21 +45,26 @@ def g1_sources(
     azure: each VM series with a random circular offset, scaled so the mean item is
     0.027 c (c = 1). swf-beta rho: one rank per long job, Beta(u, rho) draws, c = 32.
     gauss rho: N(u, rho u (1 - u)) draws for the same u, c = 32 (the Gaussian control).
+    The uniforms h(seed, item, 0, r) are the same for every rho and both kinds. (The
+    swf-beta pools are C-ordered and the gauss pools F-ordered, as they always were: a
+    row mean's last bit depends on the layout, and G0 reads the pools' row means.)
     """
     rng = np.random.default_rng(seed)
     if azure is not None and "azure" in kinds:
         frac = azure / 100.0
         shifted = np.stack([np.roll(row, int(rng.integers(frac.shape[1]))) for row in frac])
         yield "azure", (shifted * (0.027 / shifted.mean()), 1.0)
-    ids = np.arange(len(u_long))
-    for rho in rhos if "swf-beta" in kinds or "gauss" in kinds else ():
-        q = h_array(seed, ids[:, None], 0, np.arange(R)[None, :])
-        u = np.repeat(u_long[:, None], R, axis=1)
+    if not ("swf-beta" in kinds or "gauss" in kinds):
+        return
+    q = h_array(seed, np.arange(len(u_long))[:, None], 0, np.arange(R)[None, :])
+    z = ndtri(q) if "gauss" in kinds else None
+    u = np.asarray(u_long, dtype=np.float64)[:, None]  # broadcast over the R draws
+    for rho in rhos:
         if "swf-beta" in kinds:
-            yield f"swf-beta {rho:g}", (beta_quantile(u, rho, q), 32.0)
-        if "gauss" in kinds:
+            yield f"swf-beta {rho:g}", (np.ascontiguousarray(beta_quantile(u, rho, q)), 32.0)
+        if z is not None:
             sigma = np.sqrt(rho * u_long * (1 - u_long))[:, None]
-            yield f"gauss {rho:g}", (u + sigma * ndtri(q), 32.0)
+            yield f"gauss {rho:g}", (u + sigma * z, 32.0)
 
 
 def g1_rows(
@@ -77,38 +84,76 @@ def g1_rows(
     ``observe`` < 1 is the clairvoyance level: mu and sigma come from the first
     ceil(observe R) samples and q is measured on the rest (O = E = all at 1).
     """
+    case = (fit, rebal)
+    grid = g1_grid(
+        x_all, c, instances=instances, items=items, seed=seed, cases=[case],
+        observe=observe, estimators=estimators,
+    )  # fmt: skip
+    return grid[case]
+
+
+def g1_grid(
+    x_all: np.ndarray,
+    c: float,
+    *,
+    instances: int,
+    items: int,
+    seed: int,
+    cases: list[tuple[str, bool]],
+    observe: float = 1.0,
+    estimators: list[tuple[str, float]] | None = None,
+) -> dict[tuple[str, bool], list[dict[str, Any]]]:
+    """:func:`g1_rows` for several (fit, rebalance) cases on the same instances.
+
+    The items' mu, sigma and percentiles are computed once over the pool (an item's
+    statistics are its own row's); each instance is packed once per fit, rebalanced
+    from that packing, and every distinct packing of an instance is evaluated once.
+    """
+    x_all = np.ascontiguousarray(x_all)  # row statistics as over an instance's own rows
     rng = np.random.default_rng(seed)
     draws = [
         rng.choice(len(x_all), size=items, replace=len(x_all) < items) for _ in range(instances)
     ]
-    rows = []
-    for kind, param in estimators or G1_ESTIMATORS:
-        est = Estimator(kind, float(param))
-        res = []
-        for pick in draws:
-            x = x_all[pick]
-            n_obs = max(1, math.ceil(observe * x.shape[1]))
-            obs, ev = (x, x) if observe >= 1 else (x[:, :n_obs], x[:, n_obs:])
-            mu, sigma = obs.mean(axis=1), obs.std(axis=1)
-            perc = np.percentile(obs, param, axis=1) if kind == "perc" else None
-            bins = pack(mu, sigma, est, c, fit, perc)
-            if rebal:
-                bins = rebalance(bins, mu, sigma, est, c, perc)
-            res.append(m_q(ev, bins, c))
-        arr = np.asarray(res, dtype=np.float64)
-        q = arr[:, 2]
-        half = 1.96 * q.std(ddof=1) / math.sqrt(len(q)) if len(q) > 1 else 0.0
-        rows.append(
-            {
-                "estimator": est.label,
-                "m_abs": float(arr[:, 0].mean()),
-                "m": float(arr[:, 1].mean()),
-                "q": float(q.mean()),
-                "q_ci95": float(half),
-                "q_over_rho": float(q.mean() / param) if kind == "gpa" else None,
-            }
-        )
-    return rows
+    ests = [(Estimator(k, float(p)), float(p)) for k, p in estimators or G1_ESTIMATORS]
+    n_obs = max(1, math.ceil(observe * x_all.shape[1]))
+    obs, ev = (x_all, x_all) if observe >= 1 else (x_all[:, :n_obs], x_all[:, n_obs:])
+    mu_all, sd_all = obs.mean(axis=1), obs.std(axis=1)
+    ev_mean = mu_all if observe >= 1 else ev.mean(axis=1)
+    ps = sorted({p for e, p in ests if e.kind == "perc"})
+    perc_all = dict(zip(ps, np.percentile(obs, ps, axis=1), strict=True)) if ps else {}
+    fits = list(dict.fromkeys(f for f, _ in cases))
+    res: dict[tuple, list] = {(case, i): [] for case in cases for i in range(len(ests))}
+    for pick in draws:
+        mu, sigma, means = mu_all[pick], sd_all[pick], ev_mean[pick]
+        seen: dict[tuple, tuple[int, float, float]] = {}
+        for i, (est, p) in enumerate(ests):
+            perc = perc_all[p][pick] if est.kind == "perc" else None
+            for fit in fits:
+                packed = pack(mu, sigma, est, c, fit, perc)
+                for case in (case for case in cases if case[0] == fit):
+                    bins = rebalance(packed, mu, sigma, est, c, perc) if case[1] else packed
+                    key = tuple(map(tuple, bins))
+                    if key not in seen:
+                        seen[key] = m_q(ev, bins, c, rows=pick, item_means=means)
+                    res[(case, i)].append(seen[key])
+    return {
+        case: [_g1_row(est, res[(case, i)]) for i, (est, _) in enumerate(ests)] for case in cases
+    }
+
+
+def _g1_row(est: Estimator, res: list[tuple[int, float, float]]) -> dict[str, Any]:
+    """Means over the instances, and the 95% half-width of q's mean."""
+    arr = np.asarray(res, dtype=np.float64)
+    q = arr[:, 2]
+    half = 1.96 * q.std(ddof=1) / math.sqrt(len(q)) if len(q) > 1 else 0.0
+    return {
+        "estimator": est.label,
+        "m_abs": float(arr[:, 0].mean()),
+        "m": float(arr[:, 1].mean()),
+        "q": float(q.mean()),
+        "q_ci95": float(half),
+        "q_over_rho": float(q.mean() / est.param) if est.kind == "gpa" else None,
+    }
 
 
 G0_SIZES = (10, 20, 50, 100, 200, 500)

@@ -87,7 +87,13 @@ def g1_seed(
 def q_verdict(q: float, seed_q: float) -> str:
     """A violation rate against the seed's: within x2 (or both 0) is consistent."""
     if seed_q == 0 or q == 0:
-        return "consistent" if q == seed_q else "not reproduced (ours above the seed's)"
+        if q == seed_q:
+            return "consistent"
+        return (
+            "not reproduced (ours above the seed's)"
+            if q > seed_q
+            else "not reproduced (ours below)"
+        )
     ratio = q / seed_q
     if 0.5 <= ratio <= 2:
         return "consistent"

@@ -36,7 +36,11 @@ class Command(BaseCommand):
         parser.add_argument("--instances", type=int, default=50, help="G1 instances")
         parser.add_argument("--realisations", type=int, default=10_000, help="G1/G0 R (swf)")
         parser.add_argument("--sets", type=int, default=100, help="G0 item sets per N")
-        parser.add_argument("--sources", action="append", help="G0/G1 sources (default all)")
+        parser.add_argument(
+            "--sources",
+            action="append",
+            help="G0/G1 sources (default all): azure, swf-beta, gauss; 'gauss 0.1': one rho",
+        )
         parser.add_argument(
             "--grid",
             choices=("base", "full"),
