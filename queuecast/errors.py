@@ -7,6 +7,7 @@ them into DRF-shaped bodies (``{"detail": ..., "field": ..., "line": ...}``).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -17,11 +18,16 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+LOG = logging.getLogger(__name__)
+
 
 class QueuecastError(Exception):
-    """Base of the service's own errors; ``status_code`` picks the HTTP status."""
+    """Base of the service's own errors; ``status_code`` picks the HTTP status. An
+    ``expected`` one (a model still being fitted) is part of normal service: it is logged
+    once at INFO here, not as Django's ERROR line for a 5xx."""
 
     status_code = status.HTTP_400_BAD_REQUEST
+    expected = False
 
     def __init__(self, detail: str, **context: Any) -> None:
         super().__init__(detail)
@@ -62,6 +68,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         response = Response({"detail": exc.detail, **exc.context}, status=exc.status_code)
         if "retry_after_s" in exc.context:  # a 503 that knows when to come back
             response["Retry-After"] = str(int(exc.context["retry_after_s"]))
+        if exc.expected:
+            request = context.get("request")
+            LOG.info("%s %s: %s", exc.status_code, getattr(request, "path", "?"), exc.detail)
+            response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log
         return response
     if isinstance(exc, ProtectedError):
         return Response({"detail": in_use_message(exc)}, status=status.HTTP_409_CONFLICT)

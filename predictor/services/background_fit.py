@@ -49,7 +49,10 @@ FAILED_RETRY_S = 300  # a failed fit is tried again by the first request after t
 
 
 class ModelNotReady(ServiceUnavailable):
-    """503: the model that answers is not fitted yet (or its last fit failed)."""
+    """503: the model that answers is not fitted yet (or its last fit failed). Expected while
+    a model is fitted: logged at INFO, not as a server error."""
+
+    expected = True
 
 
 def fit_wait_s() -> float:

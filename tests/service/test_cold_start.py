@@ -4,6 +4,7 @@ the fit's status, at once, and the real answer once the background fit stored it
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -35,6 +36,16 @@ def body(trace) -> dict:
 
 def ask(client, trace):
     return client.post(f"/api/traces/{trace.pk}/predictions/wait", body(trace), format="json")
+
+
+def test_a_503_being_fitted_is_logged_at_info_not_as_a_server_error(trace, alice, caplog):
+    store, (ident, _) = default_store(), store_key(trace)
+    client = api_for(alice)
+    with caplog.at_level(logging.INFO), store.lock("trace", ident):
+        res = ask(client, trace)
+    assert res.status_code == 503
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert [r for r in caplog.records if r.name == "queuecast.errors" and "503" in r.message]
 
 
 def test_a_request_while_another_process_fits_the_trace_answers_503_at_once(trace, alice):
