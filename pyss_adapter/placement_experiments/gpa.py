@@ -104,10 +104,12 @@ def g1(ctx: Inputs, opts: dict[str, Any]):
         "seed",
         "verdict",
     ]
-    R = opts["realisations"]
+    R, ran = opts["realisations"], {row["source"].split()[0] for row in rows}
+    draws = [f"R = {R} for the SWF sources"] if ran - {"azure"} else []
+    draws += ["R = T (every sample) for azure"] if "azure" in ran else []
     title = (
-        f"G1: GPA offline ({opts['instances']} instances x 1000 items; R = {R} for "
-        "the SWF sources, R = T = 8004 for azure; BF unless the fit column says so)"
+        f"G1: GPA offline ({opts['instances']} instances x 1000 items; "
+        f"{', '.join(draws)}; BF unless the fit column says so)"
     )
     return title, cols, rows
 

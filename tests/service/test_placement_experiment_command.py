@@ -63,4 +63,5 @@ def test_g1_source_naming_its_rho_draws_only_that_rho(tmp_path: Path) -> None:
     args = ("G1", str(path), str(path), "--sources", "gauss 0.1", "--instances", "2")
     _, data = _run(tmp_path, *args, "--realisations", "50", "--grid", "base")
     assert {r["source"] for r in data["rows"]} == {"gauss 0.1"}
+    assert "R = 50 for the SWF sources;" in data["title"] and "azure" not in data["title"]
     assert len(data["rows"]) == 16 and all(r["verdict"] for r in data["rows"])
