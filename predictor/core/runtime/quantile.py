@@ -14,6 +14,7 @@ import math
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
+from predictor.core import gbm_trees
 from predictor.core.runtime.base import Progress, RuntimeEstimator, single_ranges
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.peers import (
@@ -119,8 +120,7 @@ class QuantileGBRange(RuntimeEstimator):
             sel = bounds == b
             models, support[sel] = self.models(int(b))
             if models is not None:
-                with threads().limit(limits=1):
-                    out[:, sel] = np.exp([m.predict(x[sel]) for m in models])
+                out[:, sel] = np.exp([gbm_trees.predict(m, x[sel], limits=1) for m in models])
             if progress is not None:
                 progress((i + 1) / len(unique))
         low, mid, high = np.sort(out, axis=0)

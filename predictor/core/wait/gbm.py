@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
+from predictor.core import gbm_trees
 from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
@@ -123,8 +124,10 @@ class WaitGBM(WaitEstimator):
             sel = bounds == b
             model = self.model(int(b))
             if model is not None:
-                with threads().limit(limits=self.n_threads, user_api="openmp"):
-                    out[sel] = np.maximum(model.predict(feats[sel]), 0.0)
+                pred = gbm_trees.predict(
+                    model, feats[sel], limits=self.n_threads, user_api="openmp"
+                )
+                out[sel] = np.maximum(pred, 0.0)
             if progress is not None:
                 progress(n / len(unique))
         return WaitPrediction(wait_s=out)
