@@ -40,7 +40,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from predictor.services.fitted_store import FittedStore
+from predictor.services.fitted_store import FittedStore, default_store
 from queuecast.errors import ServiceUnavailable
 
 LOG = logging.getLogger(__name__)
@@ -84,13 +84,24 @@ def spawn(work: Callable[[], None], name: str) -> None:
 CHILD_NICE = 10  # the fit yields to the web workers' requests
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a fit's child: this process's, with the database and the fitted
+    store this process uses (a test run's database and store differ from the settings'
+    defaults, as with ``queuecast.background``)."""
+    return {
+        **os.environ,
+        "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"]),
+        "QUEUECAST_FITTED_DIR": str(default_store().dir),
+    }
+
+
 def run_in_child(args: list[str]) -> int:
     """Run ``manage.py <args>`` in a niced child process and wait for it; its exit code (a
     seam for tests). Waiting holds no GIL: the worker's other threads keep answering."""
     command = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), *args]
     if shutil.which("nice"):
         command = ["nice", "-n", str(CHILD_NICE), *command]
-    done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL,
+    done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL, env=child_env(),
                           stderr=subprocess.PIPE, text=True)  # fmt: skip
     if done.returncode:
         LOG.warning("fit in a child (%s) ended with %s: %s", " ".join(args), done.returncode,

@@ -4,10 +4,12 @@ through the store's lock (``predictor.services.background_fit``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from predictor.services import background_fit, fitted_cache
 from predictor.services import predict as predict_service
@@ -73,10 +75,20 @@ def test_run_in_child_starts_a_real_manage_py_process_and_reports_its_failure(
 ):
     """A real child (its own, empty database file): the command is found and its failure
     (no such trace) comes back as the exit code and a logged warning."""
-    monkeypatch.setenv("QUEUECAST_SQLITE_PATH", str(tmp_path / "db.sqlite3"))
-    monkeypatch.setenv("QUEUECAST_FITTED_DIR", str(tmp_path / "fitted"))
     monkeypatch.delenv("DATABASE_URL", raising=False)
+    env = {"QUEUECAST_DATABASE_NAME": str(tmp_path / "db.sqlite3"),
+           "QUEUECAST_FITTED_DIR": str(tmp_path / "fitted")}  # fmt: skip
+    monkeypatch.setattr(background_fit, "child_env", lambda: {**os.environ, **env})
     monkeypatch.setattr(background_fit, "CHILD_NICE", 0)  # no nicer than the test run
     assert background_fit.run_in_child(["fit_model", "999"]) != 0
     assert "fit_model 999" in caplog.text
     assert not list(tmp_path.glob("fitted/*.pkl"))
+
+
+def test_the_child_uses_this_process_database_and_fitted_store(settings, tmp_path):
+    """A test run's (or any overridden) database and store reach the child, which would
+    otherwise read the settings' defaults and fit a trace it cannot see."""
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path / "elsewhere")
+    env = background_fit.child_env()
+    assert env["QUEUECAST_DATABASE_NAME"] == str(connection.settings_dict["NAME"])
+    assert env["QUEUECAST_FITTED_DIR"] == str(tmp_path / "elsewhere")
