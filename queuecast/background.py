@@ -55,6 +55,12 @@ def available() -> bool:
     return not connection.in_atomic_block
 
 
+def same_database_env() -> dict[str, str]:
+    """This process's environment for a child ``manage.py``, naming the database this
+    process uses (a test run's differs from the settings' name)."""
+    return {**os.environ, "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"])}
+
+
 def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
     """Start ``run_task`` for ``pk`` (behind a run slot) and a thread that fails the row if
     the process dies."""
@@ -63,8 +69,7 @@ def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
         sys.executable, str(SLOT_WAIT), str(slots), str(settings.QUEUECAST_EMBEDDED_MAX_RUNS),
         "--", sys.executable, str(MANAGE), "run_task", task_name, str(pk),
     ]  # fmt: skip
-    # The database this process uses (a test run's differs from the settings' name).
-    env = {**os.environ, "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"])}
+    env = same_database_env()
     proc = subprocess.Popen(
         command, cwd=str(MANAGE.parent), env=env, stdin=subprocess.DEVNULL, start_new_session=True
     )

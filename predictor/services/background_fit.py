@@ -41,6 +41,7 @@ from django.conf import settings
 from django.db import connection
 
 from predictor.services.fitted_store import FittedStore, default_store
+from queuecast.background import same_database_env
 from queuecast.errors import ServiceUnavailable
 
 LOG = logging.getLogger(__name__)
@@ -88,11 +89,7 @@ def child_env() -> dict[str, str]:
     """The environment of a fit's child: this process's, with the database and the fitted
     store this process uses (a test run's database and store differ from the settings'
     defaults, as with ``queuecast.background``)."""
-    return {
-        **os.environ,
-        "QUEUECAST_DATABASE_NAME": str(connection.settings_dict["NAME"]),
-        "QUEUECAST_FITTED_DIR": str(default_store().dir),
-    }
+    return {**same_database_env(), "QUEUECAST_FITTED_DIR": str(default_store().dir)}
 
 
 def run_in_child(args: list[str]) -> int:
