@@ -22,7 +22,8 @@ dev runs by one criterion, fixed before any run: the lowest worst case over the 
 lowest mean ``vs_best``, then today's default. Each variant is also replayed with the
 meta-levels of :data:`~predictor.core.wait.selection.METAS` in place of the guard
 (``+meta_abprod``, ``+meta_abprod_safe``: (A,B)-Prod against zero, or against the safe
-expert and then zero), and ``--among fourth`` restricts the choice to :data:`AMONG`.
+expert and then zero; ``+meta_track``: Fixed-Share over the rule, the safe expert and zero),
+and ``--among fourth`` (or ``fifth``) restricts the replay and the choice to :data:`AMONG`.
 """
 
 from __future__ import annotations
@@ -45,8 +46,26 @@ AMONG = {
         "adahedge" + meta + among
         for meta in ("", "+meta_abprod", "+meta_abprod_safe")
         for among in ("", "+fallback_all")
-    )
+    ),
+    #: the fifth pass's (docs/results.md, "Fifth pass"), fixed before its dev runs: today's
+    #: default; Fixed-Share weights (share 1/(r+1), or round_size/memory) under the guard;
+    #: the Fixed-Share meta-level over (rule, safe, zero) on AdaHedge, FlipFlop or Fixed-Share
+    #: weights; Fixed-Share weights under Prod against gbm then zero
+    "fifth": (
+        "adahedge+fallback_all",
+        "fixedshare+fallback_all",
+        "fixedshare_mem+fallback_all",
+        "adahedge+meta_track+fallback_all",
+        "flipflop+meta_track+fallback_all",
+        "fixedshare+meta_track+fallback_all",
+        "fixedshare_mem+meta_track+fallback_all",
+        "fixedshare+meta_abprod_safe+fallback_all",
+        "adahedge+meta_track",
+        "fixedshare+meta_track",
+    ),
 }
+#: today's default variant (the tie-break of ``--choose``)
+DEFAULT = "adahedge+fallback_all"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -97,7 +116,7 @@ def main() -> None:
             Path(args.keep).write_bytes(pickle.dumps((ev, methods)))
         except Exception as exc:  # keeping is a convenience: replay anyway
             print(f"could not keep the evaluation: {exc}")
-    rows = replay(ev, methods["auto"])
+    rows = replay(ev, methods["auto"], AMONG.get(args.among))
     print(f"recorded auto {ev.results['auto']['aae_s'] / 3600:.3f} h")
     print(f"{Path(args.swf).name}: {ev.selection.targets.size} targets, auto pass {cpu:.0f} CPU s")
     for rule, row in rows.items():
@@ -120,7 +139,7 @@ def choose(runs: list[dict[str, Any]], among: tuple[str, ...] | None = None) -> 
         rows = [r["rules"][key] for r in runs]
         worst = max(max(x["vs_zero"], x["vs_best"] / 1.02) for x in rows)
         mean = sum(x["vs_best"] for x in rows) / len(rows)
-        return round(worst, 6), round(mean, 6), int(key != "adahedge")
+        return round(worst, 6), round(mean, 6), int(key != DEFAULT)
 
     ranked = sorted(keys, key=goal)
     table = {
@@ -130,8 +149,9 @@ def choose(runs: list[dict[str, Any]], among: tuple[str, ...] | None = None) -> 
     return {"logs": [r.get("log") for r in runs], "chosen": ranked[0], "ranked": table}
 
 
-def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
-    """Each rule's answers on the evaluation's targets, from ``auto``'s kept predictions."""
+def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
+    """Each rule's answers on the evaluation's targets, from ``auto``'s kept predictions
+    (``only``: these variants alone)."""
     import numpy as np
 
     from predictor.core.wait.auto import outside_seen
@@ -172,16 +192,19 @@ def replay(ev: Any, method: Any) -> dict[str, dict[str, Any]]:
     saved = {k: getattr(method, k) for k in ("rule", "guard_answer", "fallback_among", "meta")}
     saved["guard_span_s"] = method.guard_span_s
     for rule, guard, among, span, meta in combos:
+        key = rule + ("" if meta == "guard" else f"+meta_{meta}")
+        key += "" if guard == "zero" else f"+guard_{guard}"
+        key += "" if among == "safe" else f"+fallback_{among}"
+        key += "" if span is None else f"+span_{span / 86400:g}d"
+        if only is not None and key not in only:
+            continue
         method.rule, method.guard_answer, method.fallback_among = rule, guard, among
         method.guard_span_s, method.meta = span, meta
         sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
         res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
         a = float(np.abs(res.wait_s - wait).mean())
         by, counts = np.unique(res.answered_by.astype(str), return_counts=True)
-        key = rule + ("" if meta == "guard" else f"+meta_{meta}")
-        key += "" if guard == "zero" else f"+guard_{guard}"
-        key += "" if among == "safe" else f"+fallback_{among}"
-        out[key + ("" if span is None else f"+span_{span / 86400:g}d")] = {
+        out[key] = {
             "auto_h": a / 3600, "vs_zero": a / aae["zero"], "vs_best": a / aae[best],
             "best": best, "experts_h": {n: v / 3600 for n, v in aae.items()},
             "answered_by": {str(b): int(c) for b, c in zip(by, counts, strict=True)},

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from predictor.core.wait.prod import ab_prod_share
-from predictor.core.wait.selection import HedgeSelector, Pool, adahedge, flipflop
+from predictor.core.wait.selection import (
+    HedgeSelector,
+    Pool,
+    adahedge,
+    fixed_share,
+    flipflop,
+)
 
 
 def _stream(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -304,3 +310,70 @@ def test_the_prod_meta_level_keeps_a_good_rule_where_the_guard_would_fire_late()
     assert np.sum(guard.answered_by[after] == "guard:zero") > 50
     err_prod, err_guard = (np.mean(np.abs(g.wait_s[after] - wait[after])) for g in (prod, guard))
     assert err_prod < 0.5 * err_guard
+
+
+def _switching_losses(before: int = 400, after: int = 100) -> np.ndarray:
+    """Expert 0 is best (0.2 against 0.8 and 0.5) for ``before`` rounds, then expert 1."""
+    noise = np.random.default_rng(16).random((before + after, 3)) * 0.2
+    first = np.arange(before + after)[:, None] < before
+    return noise + np.where(first, [0.2, 0.8, 0.5], [0.8, 0.2, 0.5])
+
+
+def _rounds_to_lead(weights: np.ndarray, expert: int, start: int, level: float = 0.9) -> int:
+    """Rounds after ``start`` until ``expert``'s weight first exceeds ``level`` (-1: never)."""
+    over = weights[start:, expert] > level
+    return int(np.argmax(over)) if over.any() else -1
+
+
+def test_fixed_share_regains_the_lead_after_a_change_that_plain_adahedge_never_follows():
+    """After 400 rounds of expert 0 leading, expert 1 becomes best: Fixed-Share's weight on it
+    passes 0.9 within 25 rounds and its mix loss over the last 100 rounds stays within 0.2 of
+    expert 1's; plain AdaHedge and FlipFlop (the whole record kept) stay on expert 0."""
+    loss = _switching_losses()
+    w = fixed_share(loss)
+    assert 0 <= _rounds_to_lead(w, 1, 400) <= 25
+    late = slice(400, 500)
+    assert np.mean(np.sum(w[:-1] * loss, axis=1)[late]) <= np.mean(loss[late, 1]) + 0.2
+    for rule in (adahedge, flipflop):
+        stuck = rule(loss)
+        assert _rounds_to_lead(stuck, 1, 400) == -1
+        assert np.mean(np.sum(stuck[:-1] * loss, axis=1)[late]) > np.mean(loss[late, 1]) + 0.5
+
+
+def test_fixed_share_keeps_every_weight_above_its_share_and_loses_little_to_the_switch():
+    """Each row sums to 1 and every weight is at least ``a_r / m`` (``a_r = 1 / (r + 1)``, or
+    the fixed share): what lets a new leader regain the weight. Against the one-switch
+    sequence (expert 0, then 1) Fixed-Share's loss exceeds by under a quarter of plain
+    AdaHedge's excess (which pays about 0.6 on each of the last 100 rounds)."""
+    loss = _switching_losses()
+    w = fixed_share(loss)
+    m, r_count = 3, loss.shape[0]
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    np.testing.assert_allclose(w[0], 1 / 3)
+    floor = 1.0 / (np.arange(1, r_count + 1) + 1) / m
+    assert np.all(w[1:] >= floor[:, None] * (1 - 1e-12))
+    fixed = fixed_share(loss, share=0.1)
+    assert np.all(fixed[1:] >= 0.1 / m * (1 - 1e-12))
+    switching = loss[:400, 0].sum() + loss[400:, 1].sum()
+    excess = np.sum(w[:-1] * loss) - switching
+    assert excess < 0.25 * (np.sum(adahedge(loss)[:-1] * loss) - switching)
+    with pytest.raises(ValueError, match="share"):
+        fixed_share(loss, share=1.5)
+
+
+def test_the_tracking_meta_level_moves_to_the_safe_expert_when_the_rule_turns_bad():
+    """Expert 0 is exact for 4,000 jobs, then 9,000 s late; expert 1 (safe) is always 600 s
+    late; zero is the third. The whole record keeps the mix on expert 0 (no forgetting), and
+    Prod keeps the rule, whose record beats zero's by far: both err over 1,500 s on the late
+    jobs. The tracking meta-level's answers move to the safe expert: within 15% of its 600 s."""
+    n = 6000
+    arrival, wait = _stream(n, seed=17)
+    late = np.arange(n) >= 4000
+    pred = np.stack([np.where(late, wait + 9000.0, wait), wait + 600.0, 0 * wait])
+    kw = {"safe": 1, "zero": 2, "memory": 1e9}
+    errs = {}
+    for meta in ("guard", "abprod", "abprod_safe", "track"):
+        got = _ask(HedgeSelector(_pool(pred, wait, arrival), meta=meta, **kw), pred, arrival)
+        errs[meta] = np.mean(np.abs(got.wait_s[late] - wait[late]))
+    assert errs["track"] <= 1.15 * 600.0
+    assert min(errs["guard"], errs["abprod"], errs["abprod_safe"]) > 1500.0

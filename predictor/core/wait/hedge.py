@@ -1,7 +1,8 @@
-"""AdaHedge and FlipFlop weights over rounds of experts' losses (``auto``'s weighting rule).
+"""AdaHedge, FlipFlop and Fixed-Share weights over rounds of experts' losses (``auto``'s rule).
 
 de Rooij, van Erven, Grunwald & Koolen 2014, "Follow the leader if you can, hedge if you
-must", JMLR 15. Used by :mod:`predictor.core.wait.selection` (its docstring states the rule).
+must", JMLR 15; Fixed-Share: Herbster & Warmuth 1998, "Tracking the best expert", Machine
+Learning 32. Used by :mod:`predictor.core.wait.selection` (its docstring states the rule).
 """
 
 from __future__ import annotations
@@ -89,7 +90,69 @@ def flipflop(
     return out
 
 
-WEIGHT_RULES = {"adahedge": adahedge, "flipflop": flipflop}
+def fixed_share(
+    losses: np.ndarray, discount: float = 1.0, share: float | None = None
+) -> np.ndarray:
+    """Fixed-Share weights with AdaHedge's learning rate: they track a best expert that changes.
+
+    Herbster & Warmuth 1998 ("Tracking the best expert", section 3, Fixed-Share): after the
+    exponential update ``v_c = w_c exp(-eta l_c) / sum_k w_k exp(-eta l_k)`` each expert gets
+    back a share of the total, ``w'_c = (1 - a) v_c + a / m``, so no weight falls below
+    ``a / m`` and an expert that becomes best regains the lead within about
+    ``ln(m / a) / (eta (l_old - l_new))`` rounds, whatever its past. The rate ``eta = ln(m) / D``
+    comes from the cumulative mixability gap ``D`` of these very weights (de Rooij et al.
+    2014, AdaHedge; ``D += w.l + ln(sum_c w_c exp(-eta l_c)) / eta``, multiplied by
+    ``discount`` before each round), so the losses' scale cancels; while ``D = 0`` the update
+    keeps the round's leaders among the weighted experts (``eta`` infinite).
+
+    share : ``a``; None gives ``a_r = 1 / (r + 1)`` after round ``r`` (1, 2, ...), the
+        decreasing share needing no horizon (Cesa-Bianchi, Gaillard, Lugosi & Stoltz 2012,
+        "Mirror descent meets fixed share (and feels no regret)", NeurIPS 25). For a fixed
+        ``eta`` the mix loss exceeds that of any sequence of experts switching ``k`` times in
+        ``R`` rounds by at most ``-ln P / eta``, ``P`` the prior the shares give the sequence:
+        ``P >= (1/m) prod_r (1 - a_r) prod_switches (a_r / m)``, and ``prod_{r<R} r/(r+1) =
+        1/R``, so the excess is at most ``(k + 1)(ln m + ln R) / eta``.
+    Returns (R + 1, m) as :func:`adahedge`.
+    """
+    loss, out = _rounds(losses, discount)
+    if share is not None and not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must lie in [0, 1], got {share}")
+    r_count, m = loss.shape
+    w = np.full(m, 1.0 / m)
+    gap = 0.0
+    for r in range(r_count + 1):
+        out[r] = w
+        if r == r_count:
+            break
+        lr = loss[r]
+        if gap == 0.0:  # eta infinite: the leaders among the weighted experts keep the weight
+            on = w > 0
+            best = (lr == lr[on].min()) & on
+            v, mix = w * best, float(lr[on].min())
+        else:
+            eta = np.log(m) / gap
+            with np.errstate(divide="ignore"):  # log 0 = -inf for an expert of weight 0
+                log_v = np.log(w) - eta * (lr - lr.min())
+            v = np.exp(log_v - logsumexp(log_v))
+            mix = float(lr.min()) - float(logsumexp(log_v)) / eta
+        gap = discount * gap + max(float(w @ lr) - mix, 0.0)
+        a = 1.0 / (r + 2) if share is None else share
+        w = (1.0 - a) * v / v.sum() + a / m
+    return out
+
+
+def fixed_share_memory(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
+    """:func:`fixed_share` with the share ``a = 1 - discount`` (= ``round_size / memory``):
+    one switch expected per memory, the length the discounted rules already forget over."""
+    return fixed_share(losses, discount, share=1.0 - discount)
+
+
+WEIGHT_RULES = {
+    "adahedge": adahedge,
+    "flipflop": flipflop,
+    "fixedshare": fixed_share,
+    "fixedshare_mem": fixed_share_memory,
+}
 
 
 def _weights(cum: np.ndarray, gap: float, m: int) -> np.ndarray:

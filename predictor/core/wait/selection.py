@@ -52,7 +52,11 @@ their losses over rounds of ``round_size`` known pool jobs (all of them, in star
 AAE on the pool stays within ``2 ln 2`` scaled units of zero's over the whole record instead of
 being checked over a window. ``"abprod_safe"`` first combines the rule with the safe expert by
 the same Prod (``A`` the rule, ``B`` the safe expert: within a constant of the safe expert),
-then that with zero. Fewer than ``min_known`` known pool jobs still give 0.
+then that with zero. ``"track"`` answers the mean of (the rule, the safe expert, zero)
+weighted by Fixed-Share (:func:`~predictor.core.wait.hedge.fixed_share`, share ``1 / (r + 1)``
+after round ``r``, no discount) over the same rounds: unlike Prod's share, which never forgets
+the rule's good record, its weights follow whichever of the three has been best lately.
+Fewer than ``min_known`` known pool jobs still give 0.
 """
 
 from __future__ import annotations
@@ -62,17 +66,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.core.wait.hedge import WEIGHT_RULES, adahedge, flipflop
+from predictor.core.wait.hedge import WEIGHT_RULES, adahedge, fixed_share, flipflop
 from predictor.core.wait.prod import ab_prod_share, round_losses
 
-__all__ = ["WEIGHT_RULES", "HedgeSelector", "Pool", "Selection", "adahedge", "flipflop"]
+__all__ = [
+    "WEIGHT_RULES",
+    "HedgeSelector",
+    "Pool",
+    "Selection",
+    "adahedge",
+    "fixed_share",
+    "flipflop",
+]
 
 MIX, SAFE, ZERO = 0, 1, 2
 OPTION_NAMES = ("mix", "safe", "zero")
 GUARD_ANSWERS = ("zero", "recent_best")
 #: what keeps the rule safe: the guard, (A,B)-Prod against zero, or Prod against the safe
-#: expert and then against zero (module docstring, :mod:`predictor.core.wait.prod`)
-METAS = ("guard", "abprod", "abprod_safe")
+#: expert and then against zero (module docstring, :mod:`predictor.core.wait.prod`), or
+#: Fixed-Share over the rule, the safe expert and zero
+METAS = ("guard", "abprod", "abprod_safe", "track")
 FALLBACK_AMONG = ("safe", "all")
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
@@ -221,11 +234,18 @@ class HedgeSelector:
 
     def _prepare_prod(self, rule: np.ndarray, known: np.ndarray) -> None:
         """Prod shares per round of known pool jobs (start order): the rule against the safe
-        expert (``abprod_safe``; else share 1), then that against zero."""
+        expert (``abprod_safe``; else share 1), then that against zero; or (``track``) the
+        Fixed-Share weights of the rule, the safe expert and zero."""
         p, size = self.pool, self.round_size
         n_rounds = p.row.size // size + 1
         self.share_in_ = np.ones(n_rounds)
         answer = rule
+        if self.meta == "track":
+            safe = np.minimum(p.pred_s[self.safe], self.max_known_[known])
+            cum = _cumsum0(np.abs(np.vstack([rule, safe, np.zeros_like(rule)]) - p.wait_s))
+            self.track_ = fixed_share(round_losses(cum, size).T)
+            self.share_ = self.track_[:, 0]
+            return
         if self.meta == "abprod_safe":
             safe = np.minimum(p.pred_s[self.safe], self.max_known_[known])
             self.share_in_ = ab_prod_share(
@@ -239,8 +259,11 @@ class HedgeSelector:
         self.share_ = ab_prod_share(round_losses(cum_a, size), zero)
 
     def _prod(self, answer: np.ndarray, pred: np.ndarray, known: np.ndarray) -> np.ndarray:
-        """The Prod answers of the targets from the rule's (``meta`` "abprod"/"abprod_safe")."""
+        """The Prod (or ``track``) answers of the targets from the rule's (``meta``)."""
         r = known // self.round_size
+        if self.meta == "track":
+            safe = np.minimum(pred[self.safe], self.max_known_[known])
+            return self.track_[r, 0] * answer + self.track_[r, 1] * safe
         if self.meta == "abprod_safe":
             safe = np.minimum(pred[self.safe], self.max_known_[known])
             answer = self.share_in_[r] * answer + (1.0 - self.share_in_[r]) * safe
