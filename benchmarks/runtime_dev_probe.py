@@ -10,6 +10,13 @@ half), and the dev success at dev coverage <= 25% (``dev_``) and the online rule
 are printed. The GBM's retraining blocks depend on the log's length, so these dev figures
 differ a little from those of a fit on the whole log (``evaluate_runtime``); compare settings
 with each other here, not with those.
+
+Fifth pass (runtime5), rule fixed before any run of it: the quantile GBM's features
+``'[{}, {"quantile_features": "user"}]'`` (:mod:`predictor.core.runtime.user_features`) are
+compared on the six shared logs' tuning parts. ``"user"`` becomes the default (of density's
+part (c) and of the ``quantile`` method) if its dev success, at dev coverage <= 25%, is at
+least today's on at least 5 of the 6 logs and higher on their mean; a dev coverage over 25%
+counts as a loss on that log. Otherwise nothing changes and the dev figures are reported.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Range ``[q10, q90]`` and point q50 of gradient boosting with quantile loss on log runtime,
 on the request (user, group, queue, log size, log requested time), the user's last runtimes,
-the predicted load and the time of day. Models are trained at row blocks
+the predicted load and the time of day (``feature_set="request"``); ``"user"`` adds the
+user's recent record (:mod:`predictor.core.runtime.user_features`). Models are trained at row blocks
 (:mod:`predictor.core.state.retrain`: the tuning end, then ``n_retrain`` equal blocks of the
 rest of the log), each on the ``max_train`` most recently ended jobs before the block's row.
 """
@@ -10,6 +11,7 @@ rest of the log), each on the ``max_train`` most recently ended jobs before the 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
@@ -25,10 +27,12 @@ from predictor.core.runtime.peers import (
 )
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
+from predictor.core.runtime.user_features import UserTimes, user_record
 from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
+FEATURE_SETS = ("request", "user")
 
 
 class QuantileGBRange(RuntimeEstimator):
@@ -42,18 +46,25 @@ class QuantileGBRange(RuntimeEstimator):
         n_retrain: int = 10,
         max_train: int = 10000,
         max_iter: int = 60,
+        feature_set: str = "request",
         random_state: int = 0,
     ) -> None:
         self.quantiles = quantiles
+        self.feature_set = feature_set
         self.n_retrain = n_retrain
         self.max_train = max_train
         self.max_iter = max_iter
         self.random_state = random_state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A model pickled before ``feature_set`` existed answers as it did."""
+        state.setdefault("feature_set", "request")
+        self.__dict__.update(state)
+
     def features(self, targets: RuntimeTargets) -> np.ndarray:
         last, second = last_user_runtimes(self.history_, targets)
         r = targets.requests
-        return np.column_stack(
+        request = np.column_stack(
             [
                 r.user,
                 r.group,
@@ -66,8 +77,15 @@ class QuantileGBRange(RuntimeEstimator):
                 (r.submit_s % 86400) / 3600.0,
             ]
         )
+        if self.feature_set == "request":
+            return request
+        times = self.times_ or UserTimes.of(self.history_)
+        return np.column_stack([request, user_record(self.history_, targets, times)])
 
     def _learn(self, history: RuntimeContext) -> None:
+        if self.feature_set not in FEATURE_SETS:
+            raise ValueError(f"feature_set must be one of {FEATURE_SETS}, not {self.feature_set!r}")
+        self.times_ = UserTimes.of(history) if self.feature_set == "user" else None
         n = len(history.run_s)
         self.every_ = max(1, math.ceil((n - history.n_tune) / max(self.n_retrain, 1)))
         self.features_ = self.features(RuntimeTargets.from_rows(history, np.arange(n)))
