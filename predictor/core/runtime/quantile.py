@@ -3,7 +3,8 @@
 Range ``[q10, q90]`` and point q50 of gradient boosting with quantile loss on log runtime,
 on the request (user, group, queue, log size, log requested time), the user's last runtimes,
 the predicted load and the time of day (``feature_set="request"``); ``"user"`` adds the
-user's recent record (:mod:`predictor.core.runtime.user_features`). Models are trained at row blocks
+user's recent record (:mod:`predictor.core.runtime.user_features`), and names of its columns
+joined by ``+`` (``"carry+same"``) add those columns only. Models are trained at row blocks
 (:mod:`predictor.core.state.retrain`: the tuning end, then ``n_retrain`` equal blocks of the
 rest of the log), each on the ``max_train`` most recently ended jobs before the block's row.
 """
@@ -27,12 +28,26 @@ from predictor.core.runtime.peers import (
 )
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
-from predictor.core.runtime.user_features import UserTimes, user_record
+from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
 from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
-FEATURE_SETS = ("request", "user")
+
+
+def user_columns(feature_set: str) -> tuple[int, ...]:
+    """Indices into :data:`~predictor.core.runtime.user_features.COLUMNS` of the user-record
+    columns a ``feature_set`` adds (module docstring)."""
+    if feature_set == "request":
+        return ()
+    names = COLUMNS if feature_set == "user" else tuple(feature_set.split("+"))
+    unknown = sorted(set(names) - set(COLUMNS))
+    if unknown:
+        raise ValueError(
+            f"feature_set must be 'request', 'user' or columns of {COLUMNS} joined by '+'; "
+            f"unknown: {unknown}"
+        )
+    return tuple(COLUMNS.index(n) for n in names)
 
 
 class QuantileGBRange(RuntimeEstimator):
@@ -77,15 +92,14 @@ class QuantileGBRange(RuntimeEstimator):
                 (r.submit_s % 86400) / 3600.0,
             ]
         )
-        if self.feature_set == "request":
+        columns = list(user_columns(self.feature_set))
+        if not columns:
             return request
         times = self.times_ or UserTimes.of(self.history_)
-        return np.column_stack([request, user_record(self.history_, targets, times)])
+        return np.column_stack([request, user_record(self.history_, targets, times)[:, columns]])
 
     def _learn(self, history: RuntimeContext) -> None:
-        if self.feature_set not in FEATURE_SETS:
-            raise ValueError(f"feature_set must be one of {FEATURE_SETS}, not {self.feature_set!r}")
-        self.times_ = UserTimes.of(history) if self.feature_set == "user" else None
+        self.times_ = UserTimes.of(history) if user_columns(self.feature_set) else None
         n = len(history.run_s)
         self.every_ = max(1, math.ceil((n - history.n_tune) / max(self.n_retrain, 1)))
         self.features_ = self.features(RuntimeTargets.from_rows(history, np.arange(n)))
