@@ -31,6 +31,12 @@ Stage A, ``--gbm`` on the six tuning parts with ``{}``, each column of ``COLUMNS
 5 of the 6 logs. Stage B, only if the kept columns are neither none nor all seven: density
 with ``quantile_features`` = the kept columns joined by ``+`` against today's, by the first
 round's rule (dev success at least today's on 5 of 6 logs and higher on the mean).
+
+Third round (stage A kept no column: the Lublin logs have no requested time, so ``carry``,
+``same`` and ``hit`` tie there, and each column lost on CTC, KTH or HPC2N), rule fixed before
+its runs: density with ``quantile_features="carry+same"`` (the two columns that lowered the
+pinball loss on 3 of the 4 logs with requested times, tied on the Lublin logs) against today's,
+by the first round's rule (a tie counts as at least today's).
 """
 
 from __future__ import annotations
