@@ -9,8 +9,9 @@ on runtime prediction (rangeSets, success and coverage). Each target's runtime d
 of (a) the seed's ranges around each relevant past runtime ``h`` of the request's tuple
 (falling back to its user, size, then every job; the seed's relevant history), (b) the same
 past jobs' used share of their requested time times the request's requested time, and (c) the
-quantile GBM's answer (:class:`QuantileGBRange`). The rangeSet is ``{r : f(r) >= lam}``
-clipped to ``[1 s, requested time]``, each range weighted by its mass.
+quantile GBM's answer (:class:`QuantileGBRange`, features ``quantile_features``). The
+rangeSet is ``{r : f(r) >= lam}`` clipped to ``[1 s, requested time]``, each range weighted
+by its mass.
 
 Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
 GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
@@ -71,7 +72,7 @@ from predictor.core.runtime.level import (
 )
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
-from predictor.core.runtime.quantile import QuantileGBRange
+from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
 from predictor.core.runtime.rangeset import RangeSet, relevant_count
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
@@ -104,7 +105,7 @@ class DensityRangeSet(RuntimeEstimator):
         window: int = 300,
         memory: int = 5,
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
-        quantile_features: str = "request",
+        quantile_features: str = DEFAULT_FEATURES,
         random_state: int = 0,
     ) -> None:
         self.weights = weights

@@ -4,7 +4,9 @@ Range ``[q10, q90]`` and point q50 of gradient boosting with quantile loss on lo
 on the request (user, group, queue, log size, log requested time), the user's last runtimes,
 the predicted load and the time of day (``feature_set="request"``); ``"user"`` adds the
 user's recent record (:mod:`predictor.core.runtime.user_features`), and names of its columns
-joined by ``+`` (``"carry+same"``) add those columns only. Models are trained at row blocks
+joined by ``+`` add those columns only. The default, ``"carry+same"`` (the last job's used
+share of its request times this request; whether this request repeats the last job's size and
+requested time), was chosen on the tuning parts (docs/results.md). Models are trained at row blocks
 (:mod:`predictor.core.state.retrain`: the tuning end, then ``n_retrain`` equal blocks of the
 rest of the log), each on the ``max_train`` most recently ended jobs before the block's row.
 """
@@ -33,6 +35,8 @@ from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
+#: chosen on the six shared logs' tuning parts (docs/results.md, "Fifth pass (runtime5)")
+DEFAULT_FEATURES = "carry+same"
 
 
 def user_columns(feature_set: str) -> tuple[int, ...]:
@@ -61,7 +65,7 @@ class QuantileGBRange(RuntimeEstimator):
         n_retrain: int = 10,
         max_train: int = 10000,
         max_iter: int = 60,
-        feature_set: str = "request",
+        feature_set: str = DEFAULT_FEATURES,
         random_state: int = 0,
     ) -> None:
         self.quantiles = quantiles
