@@ -63,7 +63,7 @@ def test_a_user_without_history_gets_missing_values() -> None:
 def test_feature_sets_add_the_named_columns_to_the_request_features() -> None:
     ctx = build_context(make_jobs(HISTORY), 8, n_tune=3)
     targets = RuntimeTargets.from_rows(ctx, np.arange(5))
-    base = QuantileGBRange(max_iter=5).fit(ctx).features(targets)
+    base = QuantileGBRange(max_iter=5, feature_set="request").fit(ctx).features(targets)
     two = QuantileGBRange(max_iter=5, feature_set="carry+active").fit(ctx).features(targets)
     every = QuantileGBRange(max_iter=5, feature_set="user").fit(ctx).features(targets)
     assert base.shape == (5, 9) and two.shape == (5, 11) and every.shape == (5, 16)
@@ -75,7 +75,7 @@ def test_feature_sets_add_the_named_columns_to_the_request_features() -> None:
 
 def test_a_model_pickled_before_feature_sets_keeps_the_request_features() -> None:
     ctx = build_context(make_jobs(HISTORY), 8, n_tune=3)
-    fitted = QuantileGBRange(max_iter=5).fit(ctx)
+    fitted = QuantileGBRange(max_iter=5, feature_set="request").fit(ctx)
     state = {k: v for k, v in fitted.__dict__.items() if k not in ("feature_set", "times_")}
     old = QuantileGBRange.__new__(QuantileGBRange)
     old.__setstate__(state)
