@@ -9,8 +9,9 @@ on runtime prediction (rangeSets, success and coverage). Each target's runtime d
 of (a) the seed's ranges around each relevant past runtime ``h`` of the request's tuple
 (falling back to its user, size, then every job; the seed's relevant history), (b) the same
 past jobs' used share of their requested time times the request's requested time, and (c) the
-quantile GBM's answer (:class:`QuantileGBRange`). The rangeSet is ``{r : f(r) >= lam}``
-clipped to ``[1 s, requested time]``, each range weighted by its mass.
+quantile GBM's answer (:class:`QuantileGBRange`, features ``quantile_features``). The
+rangeSet is ``{r : f(r) >= lam}`` clipped to ``[1 s, requested time]``, each range weighted
+by its mass.
 
 Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
 GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
@@ -71,7 +72,7 @@ from predictor.core.runtime.level import (
 )
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
-from predictor.core.runtime.quantile import QuantileGBRange
+from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
 from predictor.core.runtime.rangeset import RangeSet, relevant_count
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
@@ -104,9 +105,11 @@ class DensityRangeSet(RuntimeEstimator):
         window: int = 300,
         memory: int = 5,
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
+        quantile_features: str = DEFAULT_FEATURES,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
+        self.quantile_features = quantile_features
         self.setpoint_grid = setpoint_grid
         self.target_coverage = target_coverage
         self.every = every
@@ -121,11 +124,15 @@ class DensityRangeSet(RuntimeEstimator):
         self.random_state = random_state
 
     def _learn(self, ctx: RuntimeContext) -> None:
-        self.quantile_ = QuantileGBRange(random_state=self.random_state).fit(ctx)
+        self.quantile_ = self._quantile().fit(ctx)
         self.lam_, self.dev_, self.setpoint_ = self._choose_level(ctx)
         self.baseline_ = BaselineRange().fit(ctx)
         self._windows: dict[int, LengthWindow | None] = {}
         self._reset_blocks()
+
+    def _quantile(self) -> QuantileGBRange:
+        """The part (c) model, unfitted (its features: ``quantile_features``)."""
+        return QuantileGBRange(feature_set=self.quantile_features, random_state=self.random_state)
 
     def _reset_blocks(self) -> None:
         self._block_lam: dict[int, float] = {}
@@ -139,6 +146,7 @@ class DensityRangeSet(RuntimeEstimator):
         state.setdefault("memory", 0)
         state.setdefault("setpoint_grid", ())
         state.setdefault("setpoint_", state.get("target_coverage"))
+        state.setdefault("quantile_features", "request")
         for cache in ("_block_target", "_block_u", "_block_drift", "_windows"):
             state.setdefault(cache, {})
         self.__dict__.update(state)
@@ -244,7 +252,7 @@ class DensityRangeSet(RuntimeEstimator):
             return float(grid[len(grid) // 2]), {"dev_targets": 0}, self.target_coverage
         dev_ctx = copy.copy(ctx)  # same arrays; the GBM's tuning part is the first half only
         dev_ctx.n_tune = half
-        quantile = QuantileGBRange(random_state=self.random_state).fit(dev_ctx)
+        quantile = self._quantile().fit(dev_ctx)
         targets = RuntimeTargets.from_rows(dev_ctx, dev)
         mix = self._mixtures(dev_ctx, targets, quantile)
         baseline = BaselineRange().fit(dev_ctx)

@@ -2,7 +2,11 @@
 
 Range ``[q10, q90]`` and point q50 of gradient boosting with quantile loss on log runtime,
 on the request (user, group, queue, log size, log requested time), the user's last runtimes,
-the predicted load and the time of day. Models are trained at row blocks
+the predicted load and the time of day (``feature_set="request"``); ``"user"`` adds the
+user's recent record (:mod:`predictor.core.runtime.user_features`), and names of its columns
+joined by ``+`` add those columns only. The default stays ``"request"``: ``"carry+same"``
+passed a rule on the tuning parts but was not kept (docs/results.md, "Fifth pass
+(runtime5)"). Models are trained at row blocks
 (:mod:`predictor.core.state.retrain`: the tuning end, then ``n_retrain`` equal blocks of the
 rest of the log), each on the ``max_train`` most recently ended jobs before the block's row.
 """
@@ -10,6 +14,7 @@ rest of the log), each on the ``max_train`` most recently ended jobs before the 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
@@ -25,10 +30,28 @@ from predictor.core.runtime.peers import (
 )
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
+from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
 from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
+#: the nine request columns; "carry+same" was tried and not kept (docs/results.md, "Fifth pass")
+DEFAULT_FEATURES = "request"
+
+
+def user_columns(feature_set: str) -> tuple[int, ...]:
+    """Indices into :data:`~predictor.core.runtime.user_features.COLUMNS` of the user-record
+    columns a ``feature_set`` adds (module docstring)."""
+    if feature_set == "request":
+        return ()
+    names = COLUMNS if feature_set == "user" else tuple(feature_set.split("+"))
+    unknown = sorted(set(names) - set(COLUMNS))
+    if unknown:
+        raise ValueError(
+            f"feature_set must be 'request', 'user' or columns of {COLUMNS} joined by '+'; "
+            f"unknown: {unknown}"
+        )
+    return tuple(COLUMNS.index(n) for n in names)
 
 
 class QuantileGBRange(RuntimeEstimator):
@@ -42,18 +65,25 @@ class QuantileGBRange(RuntimeEstimator):
         n_retrain: int = 10,
         max_train: int = 10000,
         max_iter: int = 60,
+        feature_set: str = DEFAULT_FEATURES,
         random_state: int = 0,
     ) -> None:
         self.quantiles = quantiles
+        self.feature_set = feature_set
         self.n_retrain = n_retrain
         self.max_train = max_train
         self.max_iter = max_iter
         self.random_state = random_state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A model pickled before ``feature_set`` existed answers as it did."""
+        state.setdefault("feature_set", "request")
+        self.__dict__.update(state)
+
     def features(self, targets: RuntimeTargets) -> np.ndarray:
         last, second = last_user_runtimes(self.history_, targets)
         r = targets.requests
-        return np.column_stack(
+        request = np.column_stack(
             [
                 r.user,
                 r.group,
@@ -66,8 +96,14 @@ class QuantileGBRange(RuntimeEstimator):
                 (r.submit_s % 86400) / 3600.0,
             ]
         )
+        columns = list(user_columns(self.feature_set))
+        if not columns:
+            return request
+        times = self.times_ or UserTimes.of(self.history_)
+        return np.column_stack([request, user_record(self.history_, targets, times)[:, columns]])
 
     def _learn(self, history: RuntimeContext) -> None:
+        self.times_ = UserTimes.of(history) if user_columns(self.feature_set) else None
         n = len(history.run_s)
         self.every_ = max(1, math.ceil((n - history.n_tune) / max(self.n_retrain, 1)))
         self.features_ = self.features(RuntimeTargets.from_rows(history, np.arange(n)))
