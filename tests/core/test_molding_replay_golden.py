@@ -43,3 +43,31 @@ def test_replay_decides_job_by_job_as_the_code_before_the_speed_ups(setup, strat
     assert (out.procs != out.original_procs).any()  # the replay molded something
     if strategy == "delay":
         assert (out.release_s > out.arrival_s).any()  # and held something
+
+
+def test_delay_that_never_holds_replays_exactly_as_molding(setup):
+    # the premise of evaluate.same_replay: with a hold threshold of 1 every decision is molding's
+    runs = {}
+    for strategy in ("molding", "delay"):
+        params = MoldingParams(
+            strategy=strategy, runtime_model="downey", sigma=1.0, guard=0.0, threshold=1.0
+        )
+        runs[strategy] = run_strategy(setup, params, lambda s: ReplayBundle(s.jobs.machine_procs))
+    a, b = runs["molding"].outcome, runs["delay"].outcome
+    for name in ("procs", "release_s", "start_s", "runtime_s"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert runs["molding"].decisions == runs["delay"].decisions
+
+
+def test_evaluate_replays_delay_again_only_when_it_can_hold():
+    from jobmolding.core.evaluate import same_replay
+
+    mold = MoldingParams(strategy="molding", runtime_model="downey", guard=0.25)
+    used = {"molding": mold}
+    never = MoldingParams(strategy="delay", runtime_model="downey", guard=0.25, threshold=1.0)
+    holds = MoldingParams(strategy="delay", runtime_model="downey", guard=0.25, threshold=0.5)
+    other_guard = MoldingParams(strategy="delay", runtime_model="downey", guard=0.1, threshold=1.0)
+    assert same_replay(never, used) == "molding"
+    assert same_replay(holds, used) is None
+    assert same_replay(other_guard, used) is None
+    assert same_replay(never, {}) is None
