@@ -59,6 +59,7 @@ class StrategyRun:
     predictions: int = 0
     decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
     guard: dict[str, Any] | None = None
+    same_replay_as: str | None = None  # the strategy whose replay this one's equals
 
 
 def check_trace(frame: pd.DataFrame) -> None:
@@ -176,18 +177,39 @@ def evaluate(
     None, each acting strategy's guard is first chosen on the tuning part
     (``guard.choose_guard``; those replays are counted in its CPU time)."""
     runs: dict[str, StrategyRun] = {}
+    used: dict[str, MoldingParams] = {}
     tuned: dict[str, GuardChoice] = {}
     for k, name in enumerate(strategies):
         part = None
         if progress is not None:
             part = lambda f, k=k: progress((k + f) / len(strategies))  # noqa: E731
-        began_cpu = time.process_time()
+        began, began_cpu = time.perf_counter(), time.process_time()
         p, chosen = _tuned_params(setup, replace(params, strategy=name), make_predictor, tuned)
-        runs[name] = run_strategy(setup, p, make_predictor, part)
+        same = same_replay(p, used)
+        if same is None:
+            runs[name] = run_strategy(setup, p, make_predictor, part)
+        else:
+            runs[name] = replace(runs[same], name=name, same_replay_as=same, guard=None)
+            runs[name].seconds = time.perf_counter() - began
+            runs[name].cpu_seconds = time.process_time() - began_cpu
+        used[name] = p
         if chosen is not None:
             runs[name].guard = chosen
             runs[name].cpu_seconds = time.process_time() - began_cpu
     return runs
+
+
+def same_replay(p: MoldingParams, used: dict[str, MoldingParams]) -> str | None:
+    """The strategy already replayed whose every decision ``p`` would repeat, or None.
+
+    Delay whose hold threshold (or guard) is 1 never holds: each arrival's decision is
+    molding's (``arrival.decide_arrival`` keeps the molded size; the 30% rule cannot pass
+    with a required gain of 100%), so its replay is molding's, job by job. The replay is
+    then not run twice (issue 18: a whole-log replay's cost); the JSON says so."""
+    mold = used.get("molding")
+    if p.strategy != "delay" or mold is None or max(p.threshold, p.guard or 0.0) < 1.0:
+        return None
+    return "molding" if replace(p, strategy="molding", threshold=mold.threshold) == mold else None
 
 
 def _tuned_params(
@@ -237,6 +259,8 @@ def report(runs: dict[str, StrategyRun], params: MoldingParams, extra: dict[str,
         }
         if run.guard is not None:
             out[name]["guard"] = run.guard
+        if run.same_replay_as is not None:
+            out[name]["same_replay_as"] = run.same_replay_as
     settings = {k: v for k, v in asdict(params).items() if k != "strategy"}
     if params.guard is None:
         settings["guard"] = "chosen on the tuning part per strategy (see each strategy's guard)"

@@ -16,7 +16,7 @@ the rest still wait. Nothing new is known at ``t`` (``known_at_s`` and the histo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,23 +29,14 @@ from pyss_adapter.core.engine import Engine
 from pyss_adapter.core.jobs import SimJobs
 
 
-def forward_starts(
+def _forward_jobs(
     snapshot: Snapshot,
     running_end_s: np.ndarray,
     waiting_run_s: np.ndarray,
-    extra: RequestBatch | None = None,
-    extra_run_s: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (snapshot seconds) of every running, then waiting, then extra job, by
-    EASY from the snapshot's instant with no other arrival (``Engine.from_state``).
-
-    running_end_s : (r,) predicted end of each running job (after ``time_s``).
-    waiting_run_s : (w,) predicted runtime of each waiting job, seconds (> 0).
-    extra, extra_run_s : requests queued after the waiting jobs (in their order) and their
-        predicted runtimes. The scheduler sees each job's time limit as its estimate, a
-        running job's as what is left of it (the predicted runtime where there is none), as
-        EASY plans its reservations; a job runs min(prediction, limit).
-    """
+    extra: RequestBatch | None,
+    extra_run_s: np.ndarray | None,
+) -> tuple[SimJobs, int]:
+    """The jobs of :func:`forward_starts`' run (running, waiting, extra) and how many run."""
     now = float(snapshot.time_s)
     run, wait = snapshot.running, snapshot.waiting
     queued = wait.requests if extra is None else wait.requests.concat(extra)
@@ -72,8 +63,69 @@ def forward_starts(
         n_procs=procs, user_id=np.zeros(size, np.int64),
         machine_procs=int(snapshot.machine_procs), mode="forward",
     )  # fmt: skip
-    start = Engine.from_state(jobs, EasyScheduler(), now, n_run).run().start_s
+    return jobs, n_run
+
+
+def forward_starts(
+    snapshot: Snapshot,
+    running_end_s: np.ndarray,
+    waiting_run_s: np.ndarray,
+    extra: RequestBatch | None = None,
+    extra_run_s: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (snapshot seconds) of every running, then waiting, then extra job, by
+    EASY from the snapshot's instant with no other arrival (``Engine.from_state``).
+
+    running_end_s : (r,) predicted end of each running job (after ``time_s``).
+    waiting_run_s : (w,) predicted runtime of each waiting job, seconds (> 0).
+    extra, extra_run_s : requests queued after the waiting jobs (in their order) and their
+        predicted runtimes. The scheduler sees each job's time limit as its estimate, a
+        running job's as what is left of it (the predicted runtime where there is none), as
+        EASY plans its reservations; a job runs min(prediction, limit).
+    """
+    jobs, n_run = _forward_jobs(snapshot, running_end_s, waiting_run_s, extra, extra_run_s)
+    start = Engine.from_state(jobs, EasyScheduler(), snapshot.time_s, n_run).run().start_s
     return start, start + jobs.runtime_s
+
+
+class _Started(Exception):  # a signal, not an error
+    """The job asked about has started: the forward run has its answer."""
+
+
+@dataclass(frozen=True)
+class _StopAtStart:
+    """A submit policy that ends the forward run when job ``target`` starts (it hears of no
+    submission: ``Engine.from_state`` has none left)."""
+
+    target: int
+
+    def on_submit(self, engine: Engine, j: int, now: float) -> None:
+        return None
+
+    def on_start(self, engine: Engine, j: int, now: float) -> None:
+        if j == self.target:
+            raise _Started
+
+
+def forward_start_last(
+    snapshot: Snapshot,
+    running_end_s: np.ndarray,
+    waiting_run_s: np.ndarray,
+    extra: RequestBatch,
+    extra_run_s: np.ndarray,
+) -> float:
+    """The start of the last of ``extra`` in :func:`forward_starts` (the same run, stopped as
+    soon as that job starts: nothing after its start changes it, so the answer is equal)."""
+    jobs, n_run = _forward_jobs(snapshot, running_end_s, waiting_run_s, extra, extra_run_s)
+    target = len(jobs) - 1
+    engine = Engine.from_state(
+        jobs, EasyScheduler(), snapshot.time_s, n_run, policy=_StopAtStart(target)
+    )
+    try:
+        engine.run()
+    except _Started:
+        pass
+    return float(engine.start_s[target])
 
 
 def advance(

@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from jobmolding.core.future import forward_starts, headline_start_s, predicted_ends
+from jobmolding.core.future import (
+    forward_start_last,
+    forward_starts,
+    headline_start_s,
+    predicted_ends,
+)
 from predictor.core.bundle import RequestAnswer, predict_requests
 from predictor.core.response import response_rangeset
 from predictor.core.runtime.rangeset import RangeSet
@@ -75,13 +80,35 @@ def queue_starts(
     waiting_run = _points(bundle, snapshot, wait.requests)
     start, _ = forward_starts(snapshot, ends, waiting_run)
     n_run, n_wait = len(run), len(wait)
+    mine = _request_starts(snapshot, ends, waiting_run, requests, requests_run_s)
+    return start[n_run : n_run + n_wait], mine
+
+
+def request_starts(
+    bundle: FittedBundle, snapshot: Snapshot, requests: RequestBatch, requests_run_s: np.ndarray
+) -> np.ndarray:
+    """The requests' part of :func:`queue_starts` alone (the waiting jobs' own starts are
+    not run forward when nobody reads them)."""
+    ends = running_ends(bundle, snapshot)
+    waiting_run = _points(bundle, snapshot, snapshot.waiting.requests)
+    return _request_starts(snapshot, ends, waiting_run, requests, requests_run_s)
+
+
+def _request_starts(
+    snapshot: Snapshot,
+    ends: np.ndarray,
+    waiting_run: np.ndarray,
+    requests: RequestBatch | None,
+    requests_run_s: np.ndarray | None,
+) -> np.ndarray:
+    """Each request queued alone after the waiting jobs, run forward until it starts."""
     mine = np.zeros(0 if requests is None else len(requests))
     for k in range(mine.size):
         one = requests.take(np.array([k]))  # type: ignore[union-attr]
         run_k = np.array([float(requests_run_s[k])])  # type: ignore[index]
-        s_k, _ = forward_starts(snapshot, ends, waiting_run, one, run_k)
-        mine[k] = max(float(s_k[n_run + n_wait]), float(one.submit_s[0]))
-    return start[n_run : n_run + n_wait], mine
+        start_k = forward_start_last(snapshot, ends, waiting_run, one, run_k)
+        mine[k] = max(start_k, float(one.submit_s[0]))
+    return mine
 
 
 def with_queue(
@@ -96,7 +123,7 @@ def with_queue(
         return answers
     batch = RequestBatch.of([answers[k].request for k in new])
     points = np.array([answers[k].runtime.point_s for k in new])
-    _, starts = queue_starts(bundle, snapshot, batch, points)
+    starts = request_starts(bundle, snapshot, batch, points)
     out = list(answers)
     for k, start in zip(new, starts, strict=True):
         a = answers[k]

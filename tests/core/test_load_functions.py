@@ -74,3 +74,34 @@ def test_fit_load_functions_needs_enough_jobs_and_load_span() -> None:
     assert [f.tuple_key[0] for f in functions] == [1]
     few = fit_load_functions(make_jobs(rows), np.array(loads), RuntimeParams(min_tuple_jobs=13))
     assert few == []
+
+
+def test_densest_cluster_on_a_line_gives_sklearns_dbscan_labels() -> None:
+    from sklearn.cluster import DBSCAN
+
+    from predictor.core.runtime.load_functions import dbscan_labels_1d
+
+    rng = np.random.default_rng(0)
+    compared = 0
+    for trial in range(400):
+        n = int(rng.integers(1, 80))
+        if trial % 3 == 0:
+            x = np.log(rng.integers(1, 5000, n).astype(float))
+        elif trial % 3 == 1:
+            x = rng.normal(0.0, 0.4, n)
+        else:  # few distinct values: ties, duplicates and border points between clusters
+            x = np.log(rng.choice([60.0, 61.0, 70.0, 80.0, 100.0, 3600.0, 3601.0], n))
+        min_samples = int(rng.integers(1, 6))
+        got = dbscan_labels_1d(x, 0.2, min_samples)
+        want = DBSCAN(eps=0.2, min_samples=min_samples).fit(x.reshape(-1, 1)).labels_
+        if got is not None:
+            compared += 1
+            assert np.array_equal(got, want), (x.tolist(), min_samples)
+    assert compared > 300
+
+
+def test_a_pair_at_distance_eps_is_left_to_sklearn() -> None:
+    from predictor.core.runtime.load_functions import dbscan_labels_1d
+
+    assert dbscan_labels_1d(np.array([0.0, 0.2, 1.0]), 0.2, 2) is None
+    assert dbscan_labels_1d(np.array([0.0, 0.1, 1.0]), 0.2, 2).tolist() == [0, 0, -1]

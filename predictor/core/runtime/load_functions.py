@@ -103,7 +103,9 @@ def densest_cluster(runtimes: np.ndarray, eps: float, min_samples: int) -> np.nd
     empty mask.
     """
     x = np.log(np.maximum(runtimes, 1.0)).reshape(-1, 1)
-    labels = DBSCAN(eps=eps, min_samples=min_samples).fit(x).labels_
+    labels = dbscan_labels_1d(x[:, 0], eps, min_samples)
+    if labels is None:  # a pair at distance eps (to rounding): sklearn's own arithmetic decides
+        labels = DBSCAN(eps=eps, min_samples=min_samples).fit(x).labels_
     best, best_key = -1, None
     for label in np.unique(labels[labels >= 0]):
         members = x[labels == label, 0]
@@ -111,6 +113,61 @@ def densest_cluster(runtimes: np.ndarray, eps: float, min_samples: int) -> np.nd
         if best_key is None or key < best_key:
             best, best_key = int(label), key
     return labels == best if best >= 0 else np.zeros(labels.size, dtype=bool)
+
+
+EPS_MARGIN = 1e-9  # pairs closer than this to eps are left to sklearn (rounding)
+
+
+def dbscan_labels_1d(x: np.ndarray, eps: float, min_samples: int) -> np.ndarray | None:
+    """The labels ``sklearn.cluster.DBSCAN(eps, min_samples).fit(x[:, None]).labels_`` gives,
+    in O(n log n) on a line instead of sklearn's O(n^2) distances; None when some pair's
+    distance is within ``EPS_MARGIN`` of ``eps`` (there rounding may decide, so the caller
+    asks sklearn).
+
+    On a line (Ester et al. 1996, DBSCAN): a point's neighbours (``|x_j - x_i| <= eps``,
+    itself included) are a window of the sorted values; core points have at least
+    ``min_samples``; consecutive core points (in sorted order) at most ``eps`` apart are one
+    cluster, and a cluster never spans a larger gap. sklearn numbers the clusters in the order
+    of their lowest-index core point and gives a border point (not core, within ``eps`` of a
+    core) to the first cluster that reaches it: the lowest-numbered of the (at most two, the
+    nearest core on each side) clusters within ``eps``. Noise is -1.
+    """
+    n = x.size
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    near_lo = np.searchsorted(xs, xs + (eps - EPS_MARGIN), side="left")
+    near_hi = np.searchsorted(xs, xs + (eps + EPS_MARGIN), side="right")
+    if (near_hi > near_lo).any():
+        return None
+    lo = np.searchsorted(xs, xs - eps, side="left")
+    hi = np.searchsorted(xs, xs + eps, side="right")
+    core = (hi - lo) >= min_samples
+    labels_sorted = np.full(n, -1, dtype=np.int64)
+    cores = np.flatnonzero(core)
+    if cores.size == 0:
+        return labels_sorted
+    new_cluster = np.concatenate([[True], np.diff(xs[cores]) > eps])
+    temp = np.cumsum(new_cluster) - 1
+    first = np.flatnonzero(new_cluster)
+    lowest_index = np.minimum.reduceat(order[cores], first)
+    number = np.empty(first.size, dtype=np.int64)
+    number[np.argsort(lowest_index, kind="stable")] = np.arange(first.size)
+    label_of_core = number[temp]
+    labels_sorted[cores] = label_of_core
+    # border points: the nearest core at or before / at or after, if inside the window
+    pos = np.arange(n)
+    slot = np.cumsum(core) - 1  # index into ``cores`` of the last core at or before p
+    prev_ok = (slot >= 0) & (cores[np.maximum(slot, 0)] >= lo)
+    nxt = np.where(core, slot, np.minimum(slot + 1, cores.size - 1))
+    next_ok = (cores[nxt] >= pos) & (cores[nxt] < hi)
+    big = np.iinfo(np.int64).max
+    left = np.where(prev_ok, label_of_core[np.maximum(slot, 0)], big)
+    right = np.where(next_ok, label_of_core[nxt], big)
+    border = ~core & (prev_ok | next_ok)
+    labels_sorted[border] = np.minimum(left, right)[border]
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = labels_sorted
+    return labels
 
 
 def bin_averages(
