@@ -12,9 +12,9 @@ run serves the same stored files.
   random users and sizes (the bodies of ``bench_server_load``); ``--warm`` requests (seed 0)
   first, so each instant has been asked once, then ``--requests`` measured ones (``--seed``).
 - ``site``: ``POST /api/sites/{id}/predict/`` at "now" on the simulated site; the site clock
-  is pinned (``holdqueue.services.backends.now`` answers one instant: the setup's creation
-  time plus one hour) so every run and every process asks about the same state, and the
-  bodies can be compared.
+  is pinned (``holdqueue.services.backends.now`` and the simulated cluster's clock answer one
+  instant: the site's creation time plus one hour) so every run and every process asks
+  about the same state, and the bodies can be compared.
 
 The store's files are named by a digest of the code (``fitted_store.code_tag``), so a
 checkout with other code would fit everything again; ``--code-tag`` (the setup's tag, the
@@ -88,6 +88,14 @@ def pin_site_clock(site_pk: int) -> None:
 
     fixed = Site.objects.get(pk=site_pk).created_at + dt.timedelta(hours=1)
     backends.now = lambda: fixed
+    make = backends.make_backend  # the simulated cluster's own clock too
+
+    def pinned(kind: str, **options):
+        if kind == "simulated":
+            options["clock"] = fixed.timestamp
+        return make(kind, **options)
+
+    backends.make_backend = pinned
 
 
 def main() -> None:

@@ -57,7 +57,7 @@ def job_status(job: SiteJob) -> int:
 
 
 class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    queryset = Site.objects.all()
+    queryset = Site.objects.select_related("trace")  # a simulated site reads its trace
     serializer_class = SiteSerializer
     permission_classes = [IsAuthenticated, StaffCreates]
 
