@@ -53,18 +53,20 @@ def random_bodies(trace, jobs_users: np.ndarray, n: int, rng: np.random.Generato
     part on (so each instant's 300-job pool lies after it, as ``bench_server_load`` draws
     them: a pool reaching into the tuning part trains a GBM model per tuning row when first
     asked, minutes on KTH)."""
-    submit = np.sort(np.asarray(trace.jobs.values_list("submit_time", flat=True), dtype=float))
+    rows = np.array(trace.jobs.order_by("submit_time", "id").values_list("submit_time", "queue_id"))
+    submit, queue = rows[:, 0].astype(float), rows[:, 1].astype(int)
     first = min(int(TUNE_FRACTION * submit.size) + 600, submit.size - 1)
+    picked = rng.integers(first, submit.size, n)
     return [
         {
             "user_id": int(rng.choice(jobs_users)),
             "group_id": -1,
-            "queue_id": -1,
+            "queue_id": int(queue[r]),  # the row's own queue (a log of several has no default)
             "requested_procs": int(rng.integers(1, trace.machine_procs + 1)),
             "requested_time": float(rng.integers(60, 86400)),
-            "at": min(float(submit[rng.integers(first, submit.size)]) + 0.5, submit[-1]),
+            "at": min(float(submit[r]) + 0.5, float(submit[-1])),
         }
-        for _ in range(n)
+        for r in picked.tolist()
     ]
 
 
