@@ -28,6 +28,7 @@ from holdqueue.serializers import (
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live, predict, sites
 from holdqueue.services.idempotency import clean_key
+from queuecast.answers import represent
 
 IDEMPOTENCY = OpenApiParameter(
     "Idempotency-Key",
@@ -56,7 +57,7 @@ def job_status(job: SiteJob) -> int:
 
 
 class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    queryset = Site.objects.all()
+    queryset = Site.objects.select_related("trace")  # a simulated site reads its trace
     serializer_class = SiteSerializer
     permission_classes = [IsAuthenticated, StaffCreates]
 
@@ -95,7 +96,7 @@ class SiteViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         query = PredictSerializer(data=request.data, context={"site": site, "request": request})
         query.is_valid(raise_exception=True)
         answer = predict.predict_for_query(site, request.user, query.validated_data)
-        return Response(SitePredictAnswerSerializer(answer).data)
+        return Response(represent(SitePredictAnswerSerializer, answer))
 
     @extend_schema(responses={200: HeldJobSerializer(many=True)})
     @action(detail=True, methods=["get"], pagination_class=None)  # a bare list, as documented

@@ -11,7 +11,7 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Max
 
 from holdqueue.core.backends.base import BackendJob
 from holdqueue.models import SiteHistory
@@ -33,7 +33,7 @@ def history_frame(site) -> pd.DataFrame:
 
     Read once per state of the history and kept (a copy is returned): history rows are only
     ever added (``record_finished`` skips known keys, imports and the warm-up insert), so the
-    row count and the largest row id say whether it changed. A live prediction used to read
+    largest row id says whether it changed. A live prediction used to read
     every row (28,476 for a site replaying KTH) at every request; now it costs one aggregate
     query while no job has finished (issue 18)."""
     stamp = _stamp(site)
@@ -51,10 +51,13 @@ def history_frame(site) -> pd.DataFrame:
 
 
 def _stamp(site) -> tuple:
-    """(creation time, rows, largest row id) of the site's history."""
-    got = SiteHistory.objects.filter(site=site).aggregate(n=Count("id"), top=Max("id"))
+    """(creation time, largest row id) of the site's history. Rows are only ever added, and an
+    added row gets a larger id than every row before it, so the largest id alone tells a new
+    state; it is read from the index in one step, where counting the rows read all of them
+    (4-7 ms per request for a site replaying KTH, issue 18)."""
+    got = SiteHistory.objects.filter(site=site).aggregate(top=Max("id"))
     created = site.created_at.timestamp() if site.created_at else None
-    return created, got["n"], got["top"]
+    return created, got["top"]
 
 
 def _read_frame(site) -> pd.DataFrame:
@@ -86,7 +89,9 @@ def _read_frame(site) -> pd.DataFrame:
     for f in SWF_FIELDS:
         if f not in INT_FIELDS:
             frame[f] = frame[f].astype(float)
-    return frame
+    # One block per dtype (``copy`` consolidates): the kept frame is copied at every request,
+    # and a copy of 18 single-column blocks consolidated them again each time (~7 CPU-ms).
+    return frame.copy()
 
 
 def history_rows(site, jobs: list[BackendJob]) -> list[SiteHistory]:

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from queuecast.answers import represent
 from traces.models import Trace
 
 
@@ -21,8 +22,9 @@ def answer_on_trace(
     answer_serializer: type[serializers.Serializer],
     service: Callable[[Trace, dict[str, Any]], dict[str, Any]],
 ) -> Response:
-    """``service(trace, query)`` on the trace ``trace_pk``, the query checked against it."""
+    """``service(trace, query)`` on the trace ``trace_pk``, the query checked against it; the
+    answer written by the answer serializer's one instance (``queuecast.answers``)."""
     trace = get_object_or_404(Trace, pk=trace_pk)
     query = query_serializer(data=request.data, context={"trace": trace})
     query.is_valid(raise_exception=True)
-    return Response(answer_serializer(service(trace, query.validated_data)).data)
+    return Response(represent(answer_serializer, service(trace, query.validated_data)))

@@ -118,6 +118,10 @@ def test_trace_repeats_so_the_queue_never_runs_dry() -> None:
     clock = [1000.0 + 3 * span + 1.0]
     ids = {j.backend_id for j in cluster(clock).jobs_at(clock[0])}
     assert {"t3-0", "t3-1"} <= ids and not any(i.startswith("t0-") for i in ids)
+    # the window is the previous cycle and this one: every job of cycle 2, then cycle 3's
+    # jobs submitted by now, named "t<cycle>-<row>"
+    every = [j.backend_id for j in cluster(clock).jobs_at(clock[0])]
+    assert every == ["t2-0", "t2-1", "t2-2", "t2-3", "t3-0", "t3-1"]
 
 
 def test_make_backend_rejects_an_unknown_kind() -> None:

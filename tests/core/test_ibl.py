@@ -109,3 +109,37 @@ def test_batched_distances_equal_the_one_target_formula_bit_for_bit():
         old = old_unit_distances(window, x, 4, 7)
         np.testing.assert_array_equal(batch[k], old)
         np.testing.assert_array_equal((batch[k] * batch[k]) @ wn, (old * old) @ wn)
+
+
+def test_kept_window_ranges_answer_as_ranges_taken_afresh_and_a_refit_forgets_them():
+    from predictor.core.wait.ibl import unit_distances_each, window_range
+
+    jobs = make_jobs(500, seed=3)
+    ibl = IBL(n_iter=4, tune_targets=40, random_state=0).fit(make_ctx(jobs, n_tune=200))
+    rows = np.arange(300, 500)
+    first = ibl.predict_rows(rows).wait_s  # fills the kept ranges
+    again = ibl.predict_rows(rows).wait_s  # answered from them
+    ibl.__dict__.pop("_ranges_kept")
+    fresh = ibl.predict_rows(rows).wait_s  # ranges taken afresh
+    assert first.tobytes() == again.tobytes() == fresh.tobytes()
+    # the kept ranges are the window's own: unit distances with them are the plain ones
+    window = ibl.hfeats_[ibl._window(250)]
+    xs = ibl.feats_[[250, 251]]
+    given = list(unit_distances_each(window, xs, 4, ibl.tod_col_, ibl._ranges(250)))
+    plain = list(unit_distances_each(window, xs, 4, ibl.tod_col_))
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(given, plain, strict=True))
+    # a refit on another log (same order and windows, other sizes) answers as a new IBL
+    # fitted on it: no range of the old log is kept
+    other = jobs.copy()
+    other["requested_time"] = other["requested_time"] * 3 + 7
+    windows = list(ibl.__dict__["_ranges_kept"])
+    ibl.fit(make_ctx(other, n_tune=200))
+    for m in windows:
+        lo, hi = window_range(ibl.hfeats_[ibl._window(m)], 4)
+        assert ibl._ranges(m)[0].tobytes() == lo.tobytes()
+        assert ibl._ranges(m)[1].tobytes() == hi.tobytes()
+    new = IBL(n_iter=4, tune_targets=40, random_state=0).fit(make_ctx(other, n_tune=200))
+    assert ibl.predict_rows(rows).wait_s.tobytes() == new.predict_rows(rows).wait_s.tobytes()
+    import pickle
+
+    assert "_ranges_kept" not in pickle.loads(pickle.dumps(ibl)).__dict__

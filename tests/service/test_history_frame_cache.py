@@ -29,3 +29,11 @@ def test_the_frame_is_read_once_and_again_when_a_job_finished():
     grown = history.history_frame(site)
     assert len(grown) == len(first) + 1
     assert grown.equals(history._read_frame(site))  # what a fresh read gives
+
+
+def test_the_kept_frame_is_one_block_per_dtype_so_each_copy_is_one_pass():
+    site = simulated_site()
+    frame = history.history_frame(site)
+    assert frame._mgr.nblocks == frame.dtypes.nunique()  # 18 one-column blocks before
+    assert frame.equals(history._read_frame(site))
+    assert list(frame.dtypes) == list(history._read_frame(site).dtypes)

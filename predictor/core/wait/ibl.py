@@ -18,6 +18,8 @@ jobs that had started by the submit time.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 
 import numpy as np
@@ -32,6 +34,8 @@ NOMINAL = ("user", "group", "queue", "executable")
 DAY_S = 86400.0
 K_CHOICES = (1, 2, 5, 10, 20, 50, 100)
 BATCH = 16  # targets whose distances are computed together (bounds the (K, m, f) array)
+RANGES_KEPT = 64  # windows whose column ranges a fitted IBL keeps (a server's recent instants)
+_RANGES_LOCK = threading.Lock()
 
 
 def feature_matrix(requests: RequestBatch, summary: np.ndarray) -> tuple[np.ndarray, int]:
@@ -49,18 +53,29 @@ def unit_distances(window: np.ndarray, x: np.ndarray, n_nominal: int, tod_col: i
     return unit_distances_batch(window, x[None, :], n_nominal, tod_col)[0]
 
 
+def window_range(window: np.ndarray, n_nominal: int) -> tuple[np.ndarray, np.ndarray]:
+    """(min, max) of the window's numeric columns (the ranges :func:`unit_distances_batch`
+    scales by, before the targets widen them)."""
+    numeric = window[:, n_nominal:]
+    return numeric.min(axis=0), numeric.max(axis=0)
+
+
 def unit_distances_batch(
-    window: np.ndarray, xs: np.ndarray, n_nominal: int, tod_col: int
+    window: np.ndarray,
+    xs: np.ndarray,
+    n_nominal: int,
+    tod_col: int,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """(K, m, f) :func:`unit_distances` of K targets ``xs`` (K, f) against one window (m, f)
-    in one numpy pass; the window's column ranges are taken once for all K."""
+    in one numpy pass; the window's column ranges are taken once for all K (``ranges``:
+    :func:`window_range` of this window, when the caller has it)."""
     diff = np.abs(window[None, :, :] - xs[:, None, :])
     out = np.empty_like(diff)
     out[:, :, :n_nominal] = diff[:, :, :n_nominal] > 0
     num = xs[:, n_nominal:]
-    span = np.maximum(window[:, n_nominal:].max(axis=0), num) - np.minimum(
-        window[:, n_nominal:].min(axis=0), num
-    )  # (K, f - n_nominal)
+    lo, hi = window_range(window, n_nominal) if ranges is None else ranges
+    span = np.maximum(hi, num) - np.minimum(lo, num)  # (K, f - n_nominal)
     numeric = out[:, :, n_nominal:]
     numeric[...] = 0.0
     np.divide(diff[:, :, n_nominal:], span[:, None, :], out=numeric,
@@ -71,17 +86,22 @@ def unit_distances_batch(
 
 
 def unit_distances_each(
-    window: np.ndarray, xs: np.ndarray, n_nominal: int, tod_col: int
+    window: np.ndarray,
+    xs: np.ndarray,
+    n_nominal: int,
+    tod_col: int,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Iterator[np.ndarray]:
     """``unit_distances_batch(window, xs, ...)[k]`` for k = 0, 1, ..., one (m, f) array at a
     time. Targets that differ in a few attributes only (a molding arrival's candidate sizes:
     the size and the state sums it enters) start from target 0's array and recompute the
-    columns whose value or range differ: the same numbers, without the (K, m, f) passes."""
+    columns whose value or range differ: the same numbers, without the (K, m, f) passes.
+    The window's ranges (``ranges``, else :func:`window_range`) are taken once."""
     num = xs[:, n_nominal:]
-    w_num = window[:, n_nominal:]
+    lo, hi = window_range(window, n_nominal) if ranges is None else ranges
     span = np.zeros(xs.shape)
-    span[:, n_nominal:] = np.maximum(w_num.max(axis=0), num) - np.minimum(w_num.min(axis=0), num)
-    first = unit_distances_batch(window, xs[:1], n_nominal, tod_col)[0]
+    span[:, n_nominal:] = np.maximum(hi, num) - np.minimum(lo, num)
+    first = unit_distances_batch(window, xs[:1], n_nominal, tod_col, (lo, hi))[0]
     yield first
     differ = (xs != xs[0]) | (span != span[0])
     for k in range(1, len(xs)):
@@ -136,6 +156,7 @@ class IBL(WaitEstimator):
         self.random_state = random_state
 
     def _prepare(self, ctx: WaitContext) -> None:
+        self.__dict__.pop("_ranges_kept", None)  # a refit searches other windows
         feats, self.tod_col_ = feature_matrix(RequestBatch.from_jobs(ctx.jobs), ctx.state.summary)
         self.n_nominal_ = len(NOMINAL)
         self.hist_ = KnownHistory.from_jobs(ctx.jobs)
@@ -145,6 +166,27 @@ class IBL(WaitEstimator):
 
     def _window(self, m: int) -> slice:
         return slice(max(0, m - self.history_size), m)
+
+    def _ranges(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`window_range` of window ``m``, kept for the last ``RANGES_KEPT`` windows:
+        every request at one instant searches the same window (issue 18). Not pickled."""
+        with _RANGES_LOCK:
+            kept = self.__dict__.setdefault("_ranges_kept", OrderedDict())
+            got = kept.get(m)
+            if got is not None:
+                kept.move_to_end(m)
+                return got
+        got = window_range(self.hfeats_[self._window(m)], self.n_nominal_)
+        with _RANGES_LOCK:
+            kept[m] = got
+            while len(kept) > RANGES_KEPT:
+                kept.popitem(last=False)
+        return got
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_ranges_kept", None)
+        return state
 
     def _learn(self, ctx: WaitContext) -> None:
         """Random search of (weights, k, h) minimising AAE on tuning-part targets."""
@@ -206,7 +248,9 @@ class IBL(WaitEstimator):
             waits = self.hwaits_[self._window(int(m))]
             for lo in range(0, sel.size, BATCH):
                 part = sel[lo : lo + BATCH]
-                each = unit_distances_each(window, feats[part], self.n_nominal_, self.tod_col_)
+                each = unit_distances_each(
+                    window, feats[part], self.n_nominal_, self.tod_col_, self._ranges(int(m))
+                )
                 for n, d in zip(part, each, strict=True):
                     out[n] = kernel_average((d * d) @ wn, waits, self.k_, self.h_)
             done += sel.size

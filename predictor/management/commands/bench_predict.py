@@ -9,7 +9,8 @@ simulator). ``pred/cpu-s`` divides by the process's CPU time instead of the wall
 predictions per second per core, and much less sensitive to other work on the machine.
 ``wait pred/cpu-s`` is the same for the wait method's own ``predict`` alone (the whole call
 adds the QBETS bound and the runtime rangeSet); for ``auto`` each expert's own rate follows
-on a line ``auto:<expert>``, so auto's cost can be read against its members'. The first
+on a line ``auto:<expert>``, so auto's cost can be read against its members'. ``--profile``
+prints cProfile's top of each method's timed pass (its rates are then the profiler's). The first
 pass (the per-part timings) warms the per-arrival caches, as a replay's earlier arrivals do.
 
     python manage.py bench_predict --swf $QUEUECAST_TRACES_DIR/KTH-SP2-1996-2.1-cln.swf.gz \\
@@ -18,6 +19,9 @@ pass (the per-part timings) warms the per-arrival caches, as a replay's earlier 
 
 from __future__ import annotations
 
+import cProfile
+import io
+import pstats
 import time
 from typing import Any
 
@@ -41,6 +45,9 @@ class Command(BaseCommand):
         parser.add_argument("--wait-methods", default="apq,qbets,gbm,median")
         parser.add_argument("--arrivals", type=int, default=50)
         parser.add_argument("--candidates", type=int, default=8)
+        parser.add_argument(
+            "--profile", action="store_true", help="cProfile of each method's timed pass (top 25)"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
@@ -75,9 +82,14 @@ class Command(BaseCommand):
             pairs = list(zip(snaps, batches, strict=True))
             parts = {p: _clock(getattr(bundle, p), pairs) for p in ("wait", "bound", "runtime")}
             wait_cpu = _clock(bundle.wait, pairs)[1]  # again: the first pass warmed its caches
+            profile = cProfile.Profile() if opts["profile"] else None
             t0, c0 = time.perf_counter(), time.process_time()
+            if profile is not None:
+                profile.enable()
             for snap, batch in pairs:
                 predict_requests(bundle, snap, batch)
+            if profile is not None:
+                profile.disable()
             total, cpu = time.perf_counter() - t0, time.process_time() - c0
             cells = [1000 * parts[p][0] / len(rows) for p in ("wait", "bound", "runtime")]
             self.stdout.write(
@@ -86,6 +98,10 @@ class Command(BaseCommand):
                 f"{n_pred / max(wait_cpu, 1e-9):>17.0f}"
                 + f"{cells[0]:>9.1f}{cells[1]:>10.1f}{cells[2]:>12.1f}"
             )
+            if profile is not None:
+                out = io.StringIO()
+                pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(25)
+                self.stdout.write(out.getvalue())
             for member, method in getattr(bundle.wait, "methods_", {}).items():
                 member_cpu = _clock(method, pairs)[1]
                 self.stdout.write(
