@@ -11,6 +11,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def setup_django() -> None:
+    """Django's settings and apps, for a script that reads the registries or the database."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
+    import django
+
+    django.setup()
+
+
 def traces_dir() -> Path:
     """The shared traces folder: QUEUECAST_TRACES_DIR, else ../shared/traces."""
     path = Path(os.environ.get("QUEUECAST_TRACES_DIR") or ROOT.parent / "shared" / "traces")

@@ -11,21 +11,15 @@ and baseline), so the default set's row equals ``evaluate_runtime --methods quan
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from _common import setup_django
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
-    import django
-
-    django.setup()
+    setup_django()
     from predictor.core.runtime import registry
     from predictor.core.runtime.evaluate import evaluate_runtime
     from predictor.core.runtime.quantile import QuantileGBRange

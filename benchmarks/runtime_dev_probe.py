@@ -42,21 +42,15 @@ by the first round's rule (a tie counts as at least today's).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from _common import setup_django
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "queuecast.settings")
-    import django
-
-    django.setup()
+    setup_django()
     from predictor.core.runtime.density import DensityRangeSet
     from predictor.core.runtime.history import build_context
     from predictor.core.runtime.params import RuntimeParams
