@@ -16,6 +16,7 @@ from django.urls import path
 
 from holdqueue.api_where import WhereQuerySerializer
 from holdqueue.services.where import where_to_submit
+from predictor.pages.predict import FITTING_REFRESH_S
 from queuecast import humanize
 from queuecast.errors import QueuecastError
 
@@ -69,6 +70,8 @@ def where(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"form": form, "nav": "where"}
     if bound and form.is_valid():
         context["where"] = answer_for(form, request)
+        if context["where"] and any(s["being_fitted"] for s in context["where"]["skipped"]):
+            context["refresh_s"] = FITTING_REFRESH_S  # asks again until every model is stored
     return render(request, "sites/where.html", context)
 
 

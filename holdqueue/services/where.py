@@ -16,6 +16,7 @@ from typing import Any
 from holdqueue.models import Site
 from holdqueue.services.predict import predict_for_query
 from predictor.services import predict
+from predictor.services.background_fit import ModelNotReady
 from queuecast.errors import InvalidInput, QueuecastError
 from queuecast.longrun import Status
 from traces.models import Trace
@@ -94,7 +95,8 @@ def where_to_submit(user: Any, data: dict[str, Any]) -> dict[str, Any]:
                            else trace_answer(place, data))  # fmt: skip
         except QueuecastError as exc:
             skipped.append({"kind": kind, "id": place.pk, "name": place.name,
-                            "reason": exc.detail})  # fmt: skip
+                            "reason": exc.detail,
+                            "being_fitted": isinstance(exc, ModelNotReady)})  # fmt: skip
     answers.sort(key=lambda a: (a["predicted_end_s"], a["name"]))
     return {
         "procs": data["procs"],

@@ -24,6 +24,7 @@ from predictor.pages import runs as runs_page
 from predictor.serializers.wait import WaitQuerySerializer
 from predictor.services import evaluations
 from predictor.services import runtime as runtime_service
+from predictor.services.background_fit import ModelNotReady
 from queuecast import humanize, page_parts
 from queuecast.errors import QueuecastError
 from queuecast.longrun import Status
@@ -104,6 +105,9 @@ def predict(request: HttpRequest) -> HttpResponse:
     return render(request, "predictor/predict.html", context)
 
 
+FITTING_REFRESH_S = 5  # while a trace's first fit runs, the page asks again this often
+
+
 def answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     """Validate with the API's serializer, ask its service(s), or put the errors on the form."""
     if form.cleaned_data.get("site"):
@@ -123,6 +127,11 @@ def answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     try:
         wait = evaluations.predict_wait(trace, job)
         runtime = runtime_service.predict_runtime(trace, job)
+    except ModelNotReady as exc:
+        # The first fit runs in the background: the page asks again by itself (base.html's
+        # refresh), so the answer appears once the model is stored.
+        form.add_error(None, f"{exc.detail} This page refreshes every {FITTING_REFRESH_S} s.")
+        return {"refresh_s": FITTING_REFRESH_S}
     except QueuecastError as exc:
         form.add_error(None, exc.detail)
         return {}

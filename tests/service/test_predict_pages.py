@@ -242,3 +242,20 @@ def test_runs_list_follows_a_running_replay_live(browser, trace, alice) -> None:
     )
     page = browser.get("/runs/").content.decode()
     assert f'data-poll-url="/api/replays/{replay.pk}"' in page and 'value="0.3"' in page
+
+
+def test_predict_page_refreshes_itself_while_the_model_is_fitted(browser, trace, monkeypatch):
+    """A first fit that outlasts the request's wait answers 503 in the API; the page says
+    so and asks again by itself (meta refresh), so the answer appears once it is stored."""
+    from predictor.pages import predict as page_module
+    from predictor.services.background_fit import ModelNotReady
+
+    def not_ready(*args, **kwargs):
+        raise ModelNotReady("The model of this trace is being fitted.")
+
+    monkeypatch.setattr(evaluations, "predict_wait", not_ready)
+    page = ask(browser, trace).content.decode()
+    refresh = page_module.FITTING_REFRESH_S
+    assert f'<meta http-equiv="refresh" content="{refresh}">' in page
+    assert "being fitted" in page and f"refreshes every {refresh} s" in page
+    assert 'id="answer"' not in page
