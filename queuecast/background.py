@@ -102,11 +102,14 @@ def mark_waiting(model: Any, pk: int, pid: int) -> None:
 def watch(proc: subprocess.Popen, model: Any, pk: int) -> None:
     """Wait for the run's process; a row it left pending or running is failed with the code."""
     code = proc.wait()
+    label = model._meta.label_lower
     try:
         status = model.objects.filter(pk=pk).values_list("status", flat=True).first()
         if status in UNFINISHED:
             model.fail(pk, f"the background process of this run ended with exit code {code}")
-            logger.error("%s #%s: background process exit %s", model._meta.label_lower, pk, code)
+            logger.error("%s #%s: background process exit %s", label, pk, code)
+    except Exception:  # the database went away first: the reaper fails the row by its lease
+        logger.warning("%s #%s: exit %s not recorded by its watcher", label, pk, code, exc_info=True)
     finally:
         if threading.current_thread() is not threading.main_thread():
             connection.close()
