@@ -67,9 +67,18 @@ def delay_sentence(
     allow_delay: bool,
     release_at: dt.datetime | None,
     held: bool,
+    begin: dict[str, Any] | None = None,
 ) -> str:
-    """Now or later, and why, from the delay record (or the hold the job joined)."""
+    """Now or later, and why, from the delay record (or the hold the job joined, or the
+    start time its owner asked for)."""
     when = f"{release_at:%Y-%m-%d %H:%M:%S} UTC" if release_at else "its release time"
+    if begin:
+        verb = "it is held until then" if held else "it was held until then"
+        return (
+            f"You asked it to start no earlier than {when}, so {verb} and goes to the batch "
+            "system as you asked it (Queuecast chooses sizes on the queue at arrival, which "
+            "says nothing about the queue at a later start)."
+        )
     if hold:
         return (
             f"It arrived while job #{hold.get('follows')} was held, so it waits behind it in the "
@@ -114,7 +123,7 @@ def sentences_for(job: Any) -> dict[str, str]:
         "molding": molding_sentence(record.get("molding"), job.procs_requested, job.mold),
         "delay": delay_sentence(
             record.get("delay"), record.get("hold"), job.allow_delay, job.release_at,
-            job.state == "held",
+            job.state == "held", record.get("begin"),
         ),
     }  # fmt: skip
 

@@ -19,6 +19,7 @@ from predictor.serializers.why import WhySerializer
 from queuecast.permissions import can_change
 from traces.models import Trace
 
+MAX_BEGIN_DAYS = 30  # a job held at its owner's request (``begin``): at most this far ahead
 MAX_AHEAD_DAYS = 366  # a site prediction's ``at``: the queue then is a guess from now
 SECRET_NAME = re.compile(
     r"^(QUEUECAST_|CELERY_|DJANGO_|SBATCH_|SLURM_|DATABASE_URL$)|SECRET|PASSW|TOKEN|(^|_)KEY$"
@@ -284,10 +285,26 @@ class JobCreateSerializer(serializers.Serializer):
     candidates = serializers.ListField(
         child=serializers.IntegerField(min_value=1), required=False, max_length=64
     )
+    begin = serializers.DateTimeField(
+        required=False,
+        help_text="start no earlier than this time (as sbatch --begin): held until then, "
+        "submitted as asked; a time already past submits now",
+    )
+    begin_in_s = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_BEGIN_DAYS * 86400,
+        help_text="the same, as seconds from now",
+    )
 
     def validate_time_limit_s(self, value: int) -> int:
         if value > max_time_limit():
             raise serializers.ValidationError(f"at most {max_time_limit()} s")
+        return value
+
+    def validate_begin(self, value: dt.datetime) -> dt.datetime:
+        if value > timezone.now() + dt.timedelta(days=MAX_BEGIN_DAYS):
+            raise serializers.ValidationError(f"at most {MAX_BEGIN_DAYS} days ahead")
         return value
 
     def validate_script(self, value: str) -> str:
@@ -300,6 +317,8 @@ class JobCreateSerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if bool(attrs.get("script")) == bool(attrs.get("command")):
             raise serializers.ValidationError({"script": "give exactly one of script or command"})
+        if attrs.get("begin") is not None and attrs.get("begin_in_s") is not None:
+            raise serializers.ValidationError({"begin": "give at most one of begin or begin_in_s"})
         return attrs
 
 

@@ -109,7 +109,7 @@ def watch(proc: subprocess.Popen, model: Any, pk: int) -> None:
             model.fail(pk, f"the background process of this run ended with exit code {code}")
             logger.error("%s #%s: background process exit %s", label, pk, code)
     except Exception:  # the database went away first: the reaper fails the row by its lease
-        logger.warning("%s #%s: exit %s not recorded by its watcher", label, pk, code, exc_info=True)
+        logger.warning("%s #%s: exit %s not recorded", label, pk, code, exc_info=True)
     finally:
         if threading.current_thread() is not threading.main_thread():
             connection.close()

@@ -142,9 +142,10 @@ def submit_job(
     try:
         with transaction.atomic():
             job.save()
-            if plan.head_id is not None or plan.release_at:
-                job.head_id = plan.head_id or job.pk
-                job.save(update_fields=["head"])
+            if plan.release_at:
+                if plan.head_id is not None or plan.leads:
+                    job.head_id = plan.head_id or job.pk
+                    job.save(update_fields=["head"])
                 transaction.on_commit(lambda: schedule_release(job))
     except IntegrityError:
         again = replayed(site, user, key, digest)

@@ -14,6 +14,7 @@ from holdqueue.core.backends.base import RUNNING, WAITING, Backend, BackendJob
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services import predict as site_predict
+from holdqueue.services.begin import begin_record, requested_begin
 from holdqueue.services.decide import decide
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
@@ -33,6 +34,7 @@ class Plan:
     head_id: int | None
     record: dict[str, Any]
     time_limit_s: int
+    leads: bool = True  # a hold Queuecast made heads the hold queue; a ``begin`` one does not
 
 
 def decide_for_arrival(
@@ -42,6 +44,10 @@ def decide_for_arrival(
     down as plain data: the active jobs (from ``backend``, the caller's, which also submits
     the job), the history (one read: the snapshot's and, when a fit is due, the bundle's),
     the site's bundle as a plain predictor (``jobmolding.core.live_bundle.LiveBundle``)."""
+    begin = requested_begin(data, arrived)
+    if begin is not None:  # the owner's own start time: held until then, submitted as asked
+        limit = int(data["time_limit_s"])
+        return Plan(int(data["procs"]), begin, None, begin_record(begin), limit, leads=False)
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
         limit = int(data["time_limit_s"])

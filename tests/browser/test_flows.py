@@ -197,3 +197,28 @@ def test_submit_to_the_demo_site_see_it_held_then_release_it(page, monkeypatch) 
     until(page, lambda d: "submitted" in css(d, "#job-state").text)
     assert css(page, "#backend-id").text not in ("", "–")
     shoot(page, "12-job-submitted", phone=False)
+
+
+def test_ask_the_demo_site_for_a_later_start_see_it_in_the_hold_queue_and_release_it(
+    page,
+) -> None:
+    from tests.service.test_sites_support import simulated_site
+
+    # No prediction is faked: a start time the user asks for is held as asked, whatever the
+    # site's predictions (the hold a new user can always see on the demo site).
+    site = simulated_site("demo-sim")
+    logged_in(page)
+    page.get(page.base_url + f"/sites/{site.pk}/")
+    css(page, "#sj-name").clear()
+    css(page, "#sj-name").send_keys("later-job")
+    css(page, "#sj-begin").send_keys("10min")
+    css(page, "#submit-job").click()
+    until(page, lambda d: "/jobs/" in d.current_url, timeout=90)
+    assert "held at your request" in wait_for(page, "#job-state").text
+    assert "You asked it to start no earlier than" in css(page, "#decision-time").text
+    page.get(page.base_url + f"/sites/{site.pk}/holdqueue/")
+    row = wait_for(page, "#held-jobs tbody tr")
+    assert "later-job" in row.text and "asked to start then" in row.text
+    shoot(page, "13-hold-queue")
+    row.find_element("css selector", "button:not(.danger)").click()
+    until(page, lambda d: "Nothing is held." in css(d, "#held-jobs").text, timeout=60)
