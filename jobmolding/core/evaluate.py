@@ -175,7 +175,7 @@ def evaluate(
 ) -> dict[str, StrategyRun]:
     """Every strategy in turn, progress split evenly between them. With ``params.guard``
     None, each acting strategy's guard is first chosen on the tuning part
-    (``guard.choose_guard``; those replays are counted in its CPU time)."""
+    (``guard.choose_guard``; those replays are counted in its wall and CPU time)."""
     runs: dict[str, StrategyRun] = {}
     used: dict[str, MoldingParams] = {}
     tuned: dict[str, GuardChoice] = {}
@@ -190,11 +190,11 @@ def evaluate(
             runs[name] = run_strategy(setup, p, make_predictor, part)
         else:
             runs[name] = replace(runs[same], name=name, same_replay_as=same, guard=None)
-            runs[name].seconds = time.perf_counter() - began
-            runs[name].cpu_seconds = time.process_time() - began_cpu
         used[name] = p
         if chosen is not None:
             runs[name].guard = chosen
+        if same is not None or chosen is not None:  # its own time: tuning, then its replay
+            runs[name].seconds = time.perf_counter() - began
             runs[name].cpu_seconds = time.process_time() - began_cpu
     return runs
 
