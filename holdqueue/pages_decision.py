@@ -96,6 +96,12 @@ def delay_sentence(
             "submitted now."
         )
     wait_s, later_s = float(delay["delay_s"]), float(delay["predicted_future_s"])
+    if not delay.get("future_predicted", True) and not delay["delay"]:
+        return (
+            f"Holding it {duration(wait_s)} would not save {rule} of its {duration(now_s)} "
+            "response even if it then started and ended at once (the hold alone is more than "
+            f"{percent(1.0 - float(delay['threshold']))} of it), so it was submitted now."
+        )
     total_s = float(delay["delayed_response_s"])
     size = ""
     if int(delay["procs_future"]) != int(delay["procs_now"]):

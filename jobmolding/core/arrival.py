@@ -223,5 +223,6 @@ def decide_arrival(
         later.chosen_procs if later is not None else now.chosen_procs,
         later.chosen_response_s if later is not None else 0.0,
         rules.delay_threshold,
+        future_predicted=later is not None,
     )
     return ArrivalDecision(now, verdict, later)

@@ -73,6 +73,8 @@ class DelayDecision:
     predicted_now_s : point response if submitted now (at ``procs_now``).
     predicted_future_s : point response counted from ``future_s`` (at ``procs_future``).
     delayed_response_s : ``delay_s + predicted_future_s``, the response counted from now.
+    future_predicted : False when the hold alone fails the threshold, so the response at
+        ``future_s`` was not predicted and 0 (a lower bound) was used: the "no" is exact.
     """
 
     delay: bool
@@ -84,6 +86,7 @@ class DelayDecision:
     predicted_future_s: float
     threshold: float
     reason: str
+    future_predicted: bool = True
 
     @property
     def delay_s(self) -> float:
@@ -115,6 +118,7 @@ class DelayDecision:
             "delayed_response_s": self.delayed_response_s,
             "threshold": self.threshold,
             "reason": self.reason,
+            "future_predicted": self.future_predicted,
         }
 
 
@@ -126,8 +130,12 @@ def decide_delay(
     procs_future: int,
     predicted_future_s: float,
     threshold: float = DELAY_THRESHOLD,
+    future_predicted: bool = True,
 ) -> DelayDecision:
-    """Delay iff ``(future - now) + predicted_future < (1 - threshold) * predicted_now``."""
+    """Delay iff ``(future - now) + predicted_future < (1 - threshold) * predicted_now``.
+
+    ``future_predicted`` False: ``predicted_future_s`` is the lower bound 0, used because the
+    hold alone already fails the threshold (the reason says so)."""
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1], got {threshold}")
     fields: dict[str, Any] = dict(
@@ -138,6 +146,7 @@ def decide_delay(
         predicted_now_s=float(predicted_now_s),
         predicted_future_s=float(predicted_future_s),
         threshold=float(threshold),
+        future_predicted=bool(future_predicted),
     )
     if future_s is None or not np.isfinite(predicted_future_s):
         return DelayDecision(delay=False, reason="no running job ends after now", **fields)
@@ -145,8 +154,9 @@ def decide_delay(
     bar = (1.0 - threshold) * predicted_now_s
     delay = bool(total < bar)
     verdict = "<" if delay else ">="
+    later = f"predicted {predicted_future_s:.0f} s" if future_predicted else "none (not predicted)"
     reason = (
-        f"delay {future_s - now_s:.0f} s + predicted {predicted_future_s:.0f} s = {total:.0f} s "
+        f"delay {future_s - now_s:.0f} s + {later} = {total:.0f} s "
         f"{verdict} {1.0 - threshold:.2f} x {predicted_now_s:.0f} s = {bar:.0f} s"
     )
     return DelayDecision(delay=delay, reason=reason, **fields)

@@ -43,6 +43,29 @@ def test_a_held_job_says_what_it_saves_and_until_when() -> None:
     assert "saves 99% of its" in delay_sentence(almost, None, True, release, True)
 
 
+def test_a_hold_that_fails_alone_says_its_response_was_not_predicted() -> None:
+    # The demo site's 32-processor job: hold 255 s against 314 s now; 0.7 x 314 = 220 s, so
+    # the hold alone fails and the response after it is never predicted (0 s, a lower bound).
+    alone = {**KEPT_NOW, "delay_s": 255.15, "predicted_now_s": 313.99,
+             "predicted_future_s": 0.0, "delayed_response_s": 255.15,
+             "future_predicted": False}  # fmt: skip
+    assert delay_sentence(alone, None, True, None, False) == (
+        "Holding it 4 min 15 s would not save 30% of its 5 min 14 s response even if it then "
+        "started and ended at once (the hold alone is more than 70% of it), so it was "
+        "submitted now."
+    )
+    assert "0 s" not in delay_sentence(alone, None, True, None, False)
+
+
+def test_the_arrival_decision_marks_a_future_it_did_not_predict() -> None:
+    from jobmolding.core.delay import decide_delay
+
+    alone = decide_delay(0.0, 255.0, 32, 314.0, 32, 0.0, future_predicted=False)
+    assert not alone.delay and alone.as_dict()["future_predicted"] is False
+    assert "none (not predicted)" in alone.reason and "predicted 0 s" not in alone.reason
+    assert decide_delay(0.0, 50.0, 32, 314.0, 32, 100.0).as_dict()["future_predicted"] is True
+
+
 def test_no_future_no_delay_allowed_and_a_follower() -> None:
     none_ends = {**KEPT_NOW, "future_s": None}
     assert delay_sentence(none_ends, None, True, None, False).startswith(
