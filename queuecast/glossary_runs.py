@@ -229,12 +229,14 @@ TERMS = (
     Term(
         "hold-queue",
         "hold queue",
-        "Jobs Queuecast holds back; jobs arriving during a hold queue behind it and keep "
-        "their spacing.",
+        "Jobs held back: by Queuecast, or at their owner's request; jobs arriving during a "
+        "hold Queuecast made queue behind it and keep their spacing.",
         """
-        A held job heads the hold queue until its release time. Jobs that arrive while it is
-        held queue behind it, first come first served, and are released after it keeping the
-        spacing they had at arrival. A job arriving after the release is judged afresh.
+        A job Queuecast holds heads the hold queue until its release time. Jobs that arrive
+        while it is held queue behind it, first come first served, and are released after it
+        keeping the spacing they had at arrival. A job arriving after the release is judged
+        afresh. A job whose owner asked it to start no earlier than a time waits here too,
+        until that time, and heads no hold: nobody queues behind it.
         """,
         MOLD,
         "jobmolding/core/hold.py",
