@@ -54,6 +54,8 @@ def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str
         "finish_s": raw["predicted_start_s"] + run_s,
         "finish_date": raw["predicted_start"] + dt.timedelta(seconds=run_s),
         "ranges": rangeset.ranges_table(ranges, run_s),
+        "outside": rangeset.outside_share(ranges),
+        "inside": 1.0 - rangeset.outside_share(ranges),
         "chart": rangeset.rangeset_chart(ranges, run_s, limit_s),
         "interval": {"lower_s": wait["low_s"], "upper_s": wait["high_s"],
                      "level": wait.get("confidence", confidence), "kind": "calibrated"},

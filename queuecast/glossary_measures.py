@@ -211,10 +211,13 @@ TERMS = (
     Term(
         "median-runtime",
         "median runtime",
-        "The runtime the job has finished by with a 50% chance, read off the rangeSet.",
+        "The middle of the rangeSet: the runtime the job has finished by with a 50% chance, "
+        "if it falls in one of the ranges.",
         """
-        The time by which the job has finished with a 50% chance: where P(finished by t)
-        reaches 50%, spreading each range's probability evenly over it. It always lies inside
+        Where P(finished by t) reaches half of the ranges' total probability, spreading each
+        range's probability evenly over it: the time by which the job has finished with a 50%
+        chance if its runtime falls in one of the ranges (the ranges' total is that chance;
+        when it is 100%, simply the median runtime). It always lies inside
         a range, so the chart and the answer agree; the predict page's “Predicted finish” is
         the predicted start plus this runtime. The API also gives point_s, the rangeSet's own
         point (each range's middle weighted by its probability); with ranges far apart that
@@ -226,12 +229,15 @@ TERMS = (
     Term(
         "p-finished",
         "P(finished by t)",
-        "The chance that the job has finished t after it started: the probabilities of the "
-        "ranges up to t added.",
+        "The chance that the job has finished t after it started within the ranges: the "
+        "probabilities of the ranges up to t added.",
         """
-        The probability that the runtime is at most t: the probabilities of the ranges that
-        end by t, plus the share of the range t falls in (spread evenly over it). It rises
-        inside ranges and stays flat between them.
+        The probabilities of the ranges that end by t, plus the share of the range t falls in
+        (spread evenly over it): the chance that the runtime is at most t and in one of the
+        ranges. It rises inside ranges and stays flat between them, and ends at the ranges'
+        total probability, which is under 100% when the runtime may fall outside every range
+        (the rangeSet's calibrated probabilities); the job itself always ends by its time
+        limit.
         """,
         ANSWERS,
     ),

@@ -165,8 +165,12 @@ TERMS = (
         "answer (the method named rangeset).",
         """
         A runtime answer as disjoint ranges of time, each with the probability that the
-        runtime falls in it (the probabilities add up to 100%). Every runtime method answers
-        with one; the method named rangeset is the seed paper's.
+        runtime falls in it. Every runtime method answers with one; the method named rangeset
+        is the seed paper's. The service states calibrated probabilities: a range given 60%
+        has held the runtime about 60% of the time on the method's recent answers, so one
+        answer's probabilities add up to the chance that the runtime falls in one of its
+        ranges, at most 100%; the rest is the chance that it falls in none of them (it still
+        ends by the time limit).
 
         That method takes the relevant history of the job's tuple (same user, processors,
         queue and group; when the tuple has none, the user's jobs, then jobs of the same

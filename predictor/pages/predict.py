@@ -221,6 +221,8 @@ def present(
         "wait": wait,
         "runtime": runtime,
         "ranges": rangeset.ranges_table(ranges, run_s),
+        "outside": rangeset.outside_share(ranges),
+        "inside": 1.0 - rangeset.outside_share(ranges),
         "chart": rangeset.rangeset_chart(ranges, run_s, limit_s),
         "time_limit_s": limit_s,
         "why": wait.get("why"),

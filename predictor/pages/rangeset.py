@@ -48,6 +48,15 @@ def median_runtime_s(ranges: Sequence[Range]) -> float | None:
     return rows[-1]["high_s"]
 
 
+def outside_share(ranges: Sequence[Range]) -> float:
+    """The chance that the runtime falls in none of the ranges: 1 - their total probability.
+
+    The service states calibrated probabilities (docs/method-choice.md): a range given 60%
+    holds the runtime about 60% of the time, so one answer's total is the chance that the
+    runtime lies in some range, often well under 1. 0 when they add up to 1 (or more)."""
+    return max(0.0, 1.0 - sum(float(r["probability"]) for r in ranges))
+
+
 def ranges_table(ranges: Sequence[Range], median_s: float | None = None) -> list[dict[str, Any]]:
     """Each range with ``P(finished by its end)``, and ``median`` on the range holding
     ``median_s``."""

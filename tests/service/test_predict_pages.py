@@ -259,3 +259,31 @@ def test_predict_page_refreshes_itself_while_the_model_is_fitted(browser, trace,
     assert f'<meta http-equiv="refresh" content="{refresh}">' in page
     assert "being fitted" in page and f"refreshes every {refresh} s" in page
     assert 'id="answer"' not in page
+
+
+def test_ranges_that_may_miss_the_runtime_say_so_and_their_median_is_conditional(
+    browser, trace, monkeypatch
+) -> None:
+    from predictor.pages import predict as predict_page
+    from predictor.pages import rangeset
+
+    real = predict_page.runtime_service.predict_runtime
+
+    def calibrated(trace, job):  # the service's answer, its probabilities calibrated to 60%
+        answer = real(trace, job)
+        total = sum(r["probability"] for r in answer["ranges"])
+        ranges = [{**r, "probability": 0.6 * r["probability"] / total} for r in answer["ranges"]]
+        return {**answer, "ranges": ranges}
+
+    monkeypatch.setattr(predict_page.runtime_service, "predict_runtime", calibrated)
+    text = words(ask(browser, trace).content.decode())
+    assert "in none of these ranges (it still ends by its time limit) 40%" in text
+    assert "The ranges hold the runtime with a 60% chance" in text
+    assert "the middle of the ranges" in text
+    assert rangeset.outside_share([{"probability": 0.7}, {"probability": 0.3}]) == 0.0
+    assert rangeset.outside_share([{"probability": 0.25}]) == pytest.approx(0.75)
+    monkeypatch.setattr(predict_page.runtime_service, "predict_runtime", real)
+    plain = words(ask(browser, trace).content.decode())  # ranges that add up to 100%
+    assert "in none of these ranges" not in plain
+    assert "the middle of the ranges" not in plain
+    assert "the job has finished by then with a 50% chance." in plain
