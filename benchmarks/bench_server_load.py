@@ -56,6 +56,7 @@ call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user("bench")
 trace = ingest_swf(os.environ["BENCH_TRACE"], name="bench", owner=user)
 users = sorted(set(trace.jobs.values_list("user_id", flat=True)))
+queues = sorted(set(trace.jobs.values_list("queue_id", flat=True)))
 site = None
 if os.environ.get("BENCH_SITE") == "1":
     from holdqueue.services.sites import create_site
@@ -77,7 +78,8 @@ if os.environ.get("BENCH_WARM") != "0":
     timing["trace fit CPU-s"] = round(cpu() - c0, 1)
     c0 = cpu()
     for at in instants:  # each instant's recent-error pool, stored for the workers
-        predict_wait(trace, {"user_id": users[0], "requested_procs": 1, "at": at})
+        predict_wait(trace, {"user_id": users[0], "requested_procs": 1, "at": at,
+                             "queue_id": queues[0]})
     timing["instant pools CPU-s"] = round(cpu() - c0, 1)
     if os.environ.get("BENCH_WARM") == "all":
         c0 = cpu()
@@ -91,7 +93,8 @@ if os.environ.get("BENCH_WARM") != "0":
         timing["site fit CPU-s"] = round(cpu() - c0, 1)
 print(json.dumps({"id": trace.pk, "site": site, "token": Token.objects.create(user=user).key,
                   "users": users, "lo": trace.first_submit_s, "hi": trace.last_submit_s,
-                  "procs": trace.machine_procs, "instants": instants, "timing": timing}))
+                  "procs": trace.machine_procs, "instants": instants, "queues": queues,
+                  "timing": timing}))
 """
 
 
@@ -105,12 +108,15 @@ def bodies(info: dict, n: int, seed: int, method: str | None = None) -> list[byt
     """Random queries at the setup's instants (their recent-error pools stored by the
     setup), random users and sizes; ``method`` asks for that method."""
     rng = np.random.default_rng(seed)
+    queues = info.get("queues") or [-1]
     return [
         json.dumps(
             {
                 "user_id": int(rng.choice(info["users"])),
                 "group_id": -1,
-                "queue_id": -1,
+                # a log of several queues has no default: one of its queues (one queue: the
+                # same draws as before, so a saved run's bodies are unchanged)
+                "queue_id": int(rng.choice(queues)) if len(queues) > 1 else -1,
                 "requested_procs": int(rng.integers(1, info["procs"] + 1)),
                 "requested_time": float(rng.integers(60, 86400)),
                 "at": float(rng.choice(info["instants"])),

@@ -26,14 +26,22 @@ if TYPE_CHECKING:
 
 
 def head_reservation(engine: Engine, head: int) -> tuple[float, int]:
-    """Return ``(shadow_s, extra_procs)`` for the blocked ``head``.
+    """Return ``(shadow_s, extra_procs)`` for the blocked ``head`` (:func:`shadow_of` its
+    size), and keep the head's first reservation."""
+    shadow, extra = shadow_of(engine, engine.procs[head])
+    if math.isnan(engine.reservation[head]):
+        engine.reservation[head] = shadow
+    return shadow, extra
+
+
+def shadow_of(engine: Engine, need: int) -> tuple[float, int]:
+    """``(shadow_s, extra_procs)`` of a blocked job of ``need`` processors, the engine unchanged.
 
     Walks the running jobs in order of expected end (``start + estimate``) until
     enough processors are free, then takes every job ending at that same time.
     When a job is at or past its estimated end the engine's
     :meth:`~pyss_adapter.core.engine.Engine.expected_releases` says when to expect it.
     """
-    need = engine.procs[head]
     avail = engine.free
     shadow = math.inf
     running = engine.running
@@ -52,8 +60,6 @@ def head_reservation(engine: Engine, head: int) -> tuple[float, int]:
             avail += procs[j]
             if shadow == math.inf and avail >= need:
                 shadow = expected
-    if math.isnan(engine.reservation[head]):
-        engine.reservation[head] = shadow
     return shadow, avail - need
 
 

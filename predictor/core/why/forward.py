@@ -3,17 +3,22 @@
 The same forward simulation as ``squeue --start`` estimates and the ``sim`` wait method
 (``pyss_adapter.core.start_estimate``): no further arrivals, every job runs for its
 estimate, the request joins the end of the queue. :func:`start_of` stops as soon as the
-request's start is known (cheap, for searching changes); :func:`plan` runs every queued job
-to its start (the predicted starts and ends of the jobs ahead).
+request's start is known; :func:`profile` runs the queue once and answers the start of any
+size and estimate (for searching changes); :func:`plan` runs every queued job to its start
+(the predicted starts and ends of the jobs ahead).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from predictor.core.why.queue import QueueState
+
+if TYPE_CHECKING:
+    from pyss_adapter.core.start_profile import StartProfile
 
 
 def start_of(state: QueueState, procs: int, estimate_s: float) -> float:
@@ -28,6 +33,18 @@ def start_of(state: QueueState, procs: int, estimate_s: float) -> float:
     return state.now_s + forward_easy(
         state.now_s, running, queue, len(queue) - 1, state.machine_procs
     )
+
+
+def profile(state: QueueState, until_s: float = float("inf")) -> StartProfile:
+    """One forward run of ``state``'s queue without the request: :func:`start_of` for any
+    size and estimate through ``StartProfile.start_s`` (equal answers; ``inf`` for a start
+    after ``until_s``, the passes after it not run)."""
+    from pyss_adapter.core.start_profile import start_profile
+
+    running = list(zip((state.now_s + state.remaining_s()).tolist(),
+                       state.running_procs.tolist(), strict=True))  # fmt: skip
+    queue = list(zip(state.queue_procs.tolist(), state.queue_estimate_s.tolist(), strict=True))
+    return start_profile(state.now_s, running, queue, state.machine_procs, until_s)
 
 
 @dataclass(frozen=True)

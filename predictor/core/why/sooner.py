@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from predictor.core.why.explain import Why
-from predictor.core.why.forward import start_of
+from predictor.core.why.forward import profile
 from predictor.core.why.queue import QueueState
 
 MIN_SAVING_S = 60.0
@@ -93,11 +93,16 @@ def size_candidates(why: Why) -> list[int]:
 
 
 def fewer_procs(state: QueueState, why: Why, estimate_s: float) -> Change | None:
-    """The largest smaller size that starts at least ``min_saving_s`` sooner."""
+    """The largest smaller size that starts at least ``min_saving_s`` sooner (each size's
+    start read off one forward run of the queue, :func:`forward.profile`)."""
     start_s = why.start_s
     need = min_saving_s(start_s - state.now_s)
-    for size in size_candidates(why):
-        start = start_of(state, size, estimate_s)
+    sizes = size_candidates(why)
+    if not sizes:
+        return None
+    starts = profile(state, until_s=start_s - need)
+    for size in sizes:
+        start = starts.start_s(size, estimate_s)
         if start_s - start >= need:
             return Change("fewer_procs", size, estimate_s, 0.0, start, start_s - start)
     return None
@@ -108,12 +113,15 @@ def shorter_limit(
 ) -> Change | None:
     """The longest limit below ``estimate_s`` that starts the request now (else None)."""
     now = state.now_s
-    if start_s <= now or start_of(state, procs, 1.0) > now:
+    if start_s <= now:
+        return None
+    starts = profile(state, until_s=now)  # only "starts now" is asked
+    if starts.start_s(procs, 1.0) > now:
         return None
     low, high = 1, int(np.ceil(estimate_s))  # starts now at low, not at high
     while high - low > 1:
         mid = (low + high) // 2
-        if start_of(state, procs, float(mid)) <= now:
+        if starts.start_s(procs, float(mid)) <= now:
             low = mid
         else:
             high = mid
