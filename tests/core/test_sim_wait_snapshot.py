@@ -62,3 +62,25 @@ def test_snapshot_wait_equals_the_frame_simulation_on_random_snapshots() -> None
             nonzero += got > 0
             checked += 1
     assert checked == 240 and nonzero > 60
+
+
+def test_requests_arriving_together_get_the_waits_of_their_own_runs() -> None:
+    from predictor.core.wait.sim import snapshot_waits
+
+    rng = np.random.default_rng(19)
+    checked = nonzero = 0
+    for _ in range(60):
+        snap = random_snapshot(rng)
+        at = float(rng.choice([1000.0, 1000.5, 1400.0]))
+        requests = RequestBatch.of([  # one job's candidates (same arrival) and one apart
+            *[JobRequest(user=3, procs=int(p), submit_s=at, req_time_s=float(r))
+              for p, r in zip(rng.integers(1, 33, 6), rng.choice([-1.0, 30.0, 700.0, 3600.0], 6),
+                              strict=True)],
+            JobRequest(user=4, procs=8, submit_s=1200.0, req_time_s=600.0),
+        ])  # fmt: skip
+        got = snapshot_waits(snap, requests)
+        for k in range(len(requests)):
+            assert got[k] == snapshot_wait(snap, requests, k)
+            nonzero += got[k] > 0
+            checked += 1
+    assert checked == 420 and nonzero > 100

@@ -4,8 +4,8 @@ Wraps ``pyss_adapter.core.start_estimate.simulated_waits``; nothing to learn. Fo
 running and queued jobs at each arrival come from the log (real starts); for requests in a
 snapshot they are the snapshot's running jobs (start + requested time) and waiting jobs in
 arrival order, the request queued last (computed in arrays: ``snapshot_wait``). Requests are
-simulated one by one: a candidate never
-waits behind another candidate of the same batch.
+simulated one by one: a candidate never waits behind another candidate of the same batch
+(requests arriving together are read off one run of their queue: ``snapshot_waits``).
 """
 
 from __future__ import annotations
@@ -65,24 +65,38 @@ class SimulatedStart(WaitEstimator):
         snapshot = targets.snapshot
         if snapshot is None:
             raise ValueError("targets have neither log rows nor a snapshot")
-        out = np.array([snapshot_wait(snapshot, targets.requests, k) for k in range(len(targets))])
-        return WaitPrediction(wait_s=np.maximum(out, 0.0))
+        return WaitPrediction(wait_s=np.maximum(snapshot_waits(snapshot, targets.requests), 0.0))
 
 
-def snapshot_wait(snapshot: Snapshot, requests: RequestBatch, k: int) -> float:
-    """Request ``k``'s simulated wait on ``snapshot``, in arrays: the same state as
-    ``simulated_waits`` reads from :func:`snapshot_frame` plus the request's row (the frame
-    is kept as the reference in tests/core/test_sim_wait_snapshot.py), without building it.
+def snapshot_waits(snapshot: Snapshot, requests: RequestBatch) -> np.ndarray:
+    """Every request's :func:`snapshot_wait`, one forward run per arrival instant: requests
+    arriving together (a job's candidate sizes) see the same queue, so their starts are read
+    off one run of it without them (``pyss_adapter.core.start_profile``, equal answers)."""
+    from pyss_adapter.core.start_profile import start_profile
 
-    At the request's arrival ``s``: running jobs started before ``s`` and ending after it
-    (a running job ends at the snapshot's next second) keep running until start + estimate;
-    every job submitted by ``s`` and not started before it is queued, in submit order
-    (running jobs first at a tie, as in the frame), the request last.
-    """
-    from pyss_adapter.core.start_estimate import forward_easy
+    out = np.empty(len(requests), dtype=np.float64)
+    submit = np.asarray(requests.submit_s, dtype=np.float64)
+    machine = int(snapshot.machine_procs)
+    for s in np.unique(submit):
+        ks = np.flatnonzero(submit == s)
+        if ks.size == 1:
+            out[ks[0]] = snapshot_wait(snapshot, requests, int(ks[0]))
+            continue
+        running, queued = queue_at(snapshot, float(s))
+        starts = start_profile(float(s), running, queued, machine)
+        for k in ks:
+            procs, est = request_row(requests, int(k), machine)
+            out[k] = starts.start_s(procs, est) - float(s)
+    return out
 
+
+def queue_at(
+    snapshot: Snapshot, s: float
+) -> tuple[list[tuple[float, int]], list[tuple[int, float]]]:
+    """The running jobs (expected end, processors) and the queue (processors, estimate), in
+    arrival order, that a request arriving at ``s`` finds (see :func:`snapshot_wait`)."""
     run, wait = snapshot.running, snapshot.waiting
-    t, s = float(snapshot.time_s), float(requests.submit_s[k])
+    t = float(snapshot.time_s)
     machine = int(snapshot.machine_procs)
     r_req = run.requests
     r_est = np.maximum(np.where(r_req.req_time_s > 0, r_req.req_time_s, t - run.start_s + 1.0), 1.0)
@@ -97,12 +111,32 @@ def snapshot_wait(snapshot: Snapshot, requests: RequestBatch, k: int) -> float:
     queued = np.flatnonzero(arrived & (start >= s))
     queued = queued[np.argsort(submit[queued], kind="stable")]
     rows = np.flatnonzero(is_running)
-    k_est = max(float(requests.req_time_s[k]) if requests.req_time_s[k] > 0 else 1.0, 1.0)
-    k_procs = int(np.clip(requests.procs[k], 1, machine))
-    return forward_easy(
-        s,
+    return (
         list(zip((start[rows] + est[rows]).tolist(), procs[rows].tolist(), strict=True)),
-        [*zip(procs[queued].tolist(), est[queued].tolist(), strict=True), (k_procs, k_est)],
-        len(queued),
-        machine,
+        list(zip(procs[queued].tolist(), est[queued].tolist(), strict=True)),
     )
+
+
+def request_row(requests: RequestBatch, k: int, machine: int) -> tuple[int, float]:
+    """Request ``k``'s processors and estimate as the simulator takes them."""
+    k_est = max(float(requests.req_time_s[k]) if requests.req_time_s[k] > 0 else 1.0, 1.0)
+    return int(np.clip(requests.procs[k], 1, machine)), k_est
+
+
+def snapshot_wait(snapshot: Snapshot, requests: RequestBatch, k: int) -> float:
+    """Request ``k``'s simulated wait on ``snapshot``, in arrays: the same state as
+    ``simulated_waits`` reads from :func:`snapshot_frame` plus the request's row (the frame
+    is kept as the reference in tests/core/test_sim_wait_snapshot.py), without building it.
+
+    At the request's arrival ``s``: running jobs started before ``s`` and ending after it
+    (a running job ends at the snapshot's next second) keep running until start + estimate;
+    every job submitted by ``s`` and not started before it is queued, in submit order
+    (running jobs first at a tie, as in the frame), the request last.
+    """
+    from pyss_adapter.core.start_estimate import forward_easy
+
+    s = float(requests.submit_s[k])
+    machine = int(snapshot.machine_procs)
+    running, queued = queue_at(snapshot, s)
+    return forward_easy(s, running, [*queued, request_row(requests, k, machine)], len(queued),
+                        machine)  # fmt: skip
