@@ -128,6 +128,30 @@ def forward_start_last(
     return float(engine.start_s[target])
 
 
+def forward_start_each(
+    snapshot: Snapshot,
+    running_end_s: np.ndarray,
+    waiting_run_s: np.ndarray,
+    requests: RequestBatch,
+    requests_run_s: np.ndarray,
+) -> np.ndarray:
+    """Each request's :func:`forward_start_last` queued alone after the waiting jobs, read
+    off one forward run of the queue without them (``pyss_adapter.core.start_profile``:
+    before it starts a request queued last changes nothing ahead of it, and its runtime plays
+    no part; equal answers). Its scheduler's estimate is its time limit, else its runtime,
+    as :func:`_forward_jobs` sets it."""
+    from pyss_adapter.core.start_profile import start_profile
+
+    jobs, n_run = _forward_jobs(snapshot, running_end_s, waiting_run_s, None, None)
+    starts = start_profile(jobs, float(snapshot.time_s), n_run)
+    limit = np.asarray(requests.req_time_s, dtype=float)
+    predicted = np.maximum(np.asarray(requests_run_s, dtype=float), 1.0)
+    estimate = np.where(limit > 0, limit, predicted)  # a runtime capped by the limit
+    procs = np.clip(requests.procs, 1, snapshot.machine_procs)
+    return np.array([starts.start_s(int(p), float(e)) for p, e in zip(procs, estimate,
+                                                                       strict=True)])  # fmt: skip
+
+
 def advance(
     snapshot: Snapshot, t: float, running_end_s: np.ndarray, waiting_run_s: np.ndarray
 ) -> Snapshot:

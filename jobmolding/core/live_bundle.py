@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jobmolding.core.future import (
+    forward_start_each,
     forward_start_last,
     forward_starts,
     headline_start_s,
@@ -101,8 +102,12 @@ def _request_starts(
     requests: RequestBatch | None,
     requests_run_s: np.ndarray | None,
 ) -> np.ndarray:
-    """Each request queued alone after the waiting jobs, run forward until it starts."""
+    """Each request queued alone after the waiting jobs, run forward until it starts (two or
+    more: their starts read off one run of the queue, ``future.forward_start_each``)."""
     mine = np.zeros(0 if requests is None else len(requests))
+    if mine.size > 1:
+        starts = forward_start_each(snapshot, ends, waiting_run, requests, requests_run_s)  # type: ignore[arg-type]
+        return np.maximum(starts, np.asarray(requests.submit_s, dtype=float))  # type: ignore[union-attr]
     for k in range(mine.size):
         one = requests.take(np.array([k]))  # type: ignore[union-attr]
         run_k = np.array([float(requests_run_s[k])])  # type: ignore[index]

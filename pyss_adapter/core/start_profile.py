@@ -8,15 +8,16 @@ the request would see. After pass ``i`` (time ``t_i``, ``free_i`` processors fre
 
 - while jobs ahead still wait, the head is blocked with its reservation ``(shadow_i,
   extra_i)`` as the pass's backfills left it, and the request starts at the first pass where
-  ``p <= free_i and (e <= shadow_i - t_i or p <= extra_i)`` (``easy.backfill``'s test);
-- once none waits (pass ``E``), it is the head: it starts at ``t_E`` if it fits, else when
-  the running jobs' expected ends free enough processors (``easy.shadow_of``, where
-  :func:`~pyss_adapter.core.start_estimate.forward_easy` reads it too).
+  ``p <= free_i and (e <= shadow_i - t_i or p <= extra_i)`` (``easy.backfill``'s test, ``e``
+  its estimate);
+- once none waits, it is the head: it starts at the first pass where it fits
+  (``fcfs.start_head_jobs``).
 
-:func:`start_profile` makes that run once; :meth:`StartProfile.start_s` answers each
-(processors, estimate) from the recorded passes with numpy, where ``forward_easy`` runs the
-whole queue again for each. The answers are equal: ``tests/core/test_start_profile.py``
-compares them with ``forward_easy`` on random queues.
+Its own runtime plays no part before it starts. :func:`start_profile` makes that run once;
+:meth:`StartProfile.start_s` answers each (processors, estimate) from the recorded passes with
+numpy, where a forward run per request (``start_estimate.forward_easy``,
+``jobmolding.core.future.forward_start_last``) runs the whole queue again each time. The
+answers are equal: ``tests/core/test_start_profile.py`` compares them on random queues.
 """
 
 from __future__ import annotations
@@ -32,74 +33,99 @@ from pyss_adapter.core.jobs import SimJobs
 
 
 class _Stop(Exception):
-    """The passes needed are recorded (the queue ahead is empty, or past ``until_s``)."""
+    """The passes asked for are recorded (the run reached ``until_s``)."""
 
 
 class _Recording(EasyScheduler):
-    """EASY, recording the state after each pass that leaves jobs waiting."""
+    """EASY, recording the state after each pass: with jobs left waiting (``ahead``), then
+    with none (``alone``)."""
 
     def __init__(self, until_s: float) -> None:
         super().__init__()
         self.until_s = until_s
-        self.now: list[float] = []
-        self.free: list[int] = []
-        self.shadow: list[float] = []
-        self.extra: list[int] = []
-        self.cut = False  # stopped past until_s
+        self.ahead: tuple[list[float], list[int], list[float], list[int]] = ([], [], [], [])
+        self.alone: tuple[list[float], list[int]] = ([], [])
 
     def schedule(self, engine: Engine) -> None:
         if engine.now > self.until_s:
-            self.cut = True
             raise _Stop
         super().schedule(engine)
         if not engine.queue:
-            raise _Stop  # the engine stays as pass E left it
+            self.alone[0].append(engine.now)
+            self.alone[1].append(engine.free)
+            return
         shadow, extra = shadow_of(engine, engine.procs[engine.queue[0]])
-        self.now.append(engine.now)
-        self.free.append(engine.free)
-        self.shadow.append(shadow)
-        self.extra.append(extra)
+        for column, value in zip(self.ahead, (engine.now, engine.free, shadow, extra),
+                                 strict=True):  # fmt: skip
+            column.append(value)  # type: ignore[attr-defined]
 
 
-@dataclass
+@dataclass(frozen=True)
 class StartProfile:
-    """The passes of one forward run (see the module docstring) and the engine at pass E."""
+    """The passes of one forward run (see the module docstring)."""
 
     machine_procs: int
-    now: np.ndarray
+    now: np.ndarray  # passes with jobs waiting ahead
     free: np.ndarray
-    horizon: np.ndarray  # shadow - now of each pass
+    horizon: np.ndarray  # shadow - now
     extra: np.ndarray
-    tail: Engine | None  # frozen after pass E; None when the run was cut at until_s
+    alone_now: np.ndarray  # passes with nobody waiting ahead
+    alone_free: np.ndarray
 
     def start_s(self, procs: int, estimate_s: float) -> float:
-        """Absolute start of a request of ``procs`` for ``estimate_s`` arriving last, or
-        ``inf`` when it starts after the profile's ``until_s``."""
-        p = int(min(max(int(procs), 1), self.machine_procs))
-        e = max(float(estimate_s), 1.0)
+        """Absolute start of a request of ``procs`` (clipped to the machine) with the
+        scheduler's estimate ``estimate_s`` arriving last, or ``inf`` when it starts after
+        the profile's ``until_s``."""
+        p = min(max(int(procs), 1), self.machine_procs)
+        e = float(estimate_s)
         if self.now.size:
             ok = (p <= self.free) & ((e <= self.horizon) | (p <= self.extra))
             k = int(np.argmax(ok))
             if ok[k]:
                 return float(self.now[k])
-        if self.tail is None:
-            return math.inf
-        if p <= self.tail.free:
-            return float(self.tail.now)
-        return shadow_of(self.tail, p)[0]
+        if self.alone_now.size:
+            fits = p <= self.alone_free
+            k = int(np.argmax(fits))
+            if fits[k]:
+                return float(self.alone_now[k])
+        return math.inf
 
 
 def start_profile(
+    jobs: SimJobs, now: float, n_running: int, until_s: float = math.inf
+) -> StartProfile:
+    """The passes of EASY run forward from ``now`` on ``jobs`` (the first ``n_running``
+    running, the rest queued in order; ``Engine.from_state``) until every job has started
+    and ended, or until ``until_s`` (a request starting after it answers ``inf``)."""
+    recorder = _Recording(until_s)
+    engine = Engine.from_state(jobs, recorder, now, n_running)
+    try:
+        engine.run()
+    except _Stop:
+        pass
+    t, free, shadow, extra = recorder.ahead
+    t_a = np.array(t, dtype=np.float64)
+    return StartProfile(
+        machine_procs=int(jobs.machine_procs),
+        now=t_a,
+        free=np.array(free, dtype=np.int64),
+        horizon=np.array(shadow, dtype=np.float64) - t_a,
+        extra=np.array(extra, dtype=np.int64),
+        alone_now=np.array(recorder.alone[0], dtype=np.float64),
+        alone_free=np.array(recorder.alone[1], dtype=np.int64),
+    )
+
+
+def easy_profile(
     now: float,
     running: list[tuple[float, int]],
     queue: list[tuple[int, float]],
     machine_procs: int,
     until_s: float = math.inf,
 ) -> StartProfile:
-    """The passes of EASY run forward from ``now`` on ``running`` (expected end, processors)
-    and ``queue`` (processors, estimate) in arrival order, runtimes = estimates, as
-    :func:`~pyss_adapter.core.start_estimate.forward_easy` sets them up; passes after
-    ``until_s`` are not run (a request starting after it answers ``inf``)."""
+    """:func:`start_profile` of the queue as ``forward_easy`` sets it up: ``running`` holds
+    (expected end, processors), ``queue`` (processors, estimate) in arrival order, every job
+    running for its estimate (a running job past its end ends in a second)."""
     left = [max(end, now + 1.0) - now for end, _ in running]
     est = np.array(left + [e for _, e in queue], dtype=np.float64)
     procs = np.array([p for _, p in running] + [p for p, _ in queue], dtype=np.int64)
@@ -109,18 +135,4 @@ def start_profile(
         n_procs=procs, user_id=np.zeros(size, np.int64), machine_procs=machine_procs,
         mode="forward",
     )  # fmt: skip
-    recorder = _Recording(until_s)
-    engine = Engine.from_state(jobs, recorder, now, len(running))
-    try:  # every job fits the machine (the engine checks), so the queue empties in a pass
-        engine.run()
-    except _Stop:
-        pass
-    now_a = np.array(recorder.now, dtype=np.float64)
-    return StartProfile(
-        machine_procs=int(machine_procs),
-        now=now_a,
-        free=np.array(recorder.free, dtype=np.int64),
-        horizon=np.array(recorder.shadow, dtype=np.float64) - now_a,
-        extra=np.array(recorder.extra, dtype=np.int64),
-        tail=None if recorder.cut else engine,
-    )
+    return start_profile(jobs, now, len(running), until_s)

@@ -72,7 +72,7 @@ def snapshot_waits(snapshot: Snapshot, requests: RequestBatch) -> np.ndarray:
     """Every request's :func:`snapshot_wait`, one forward run per arrival instant: requests
     arriving together (a job's candidate sizes) see the same queue, so their starts are read
     off one run of it without them (``pyss_adapter.core.start_profile``, equal answers)."""
-    from pyss_adapter.core.start_profile import start_profile
+    from pyss_adapter.core.start_profile import easy_profile
 
     out = np.empty(len(requests), dtype=np.float64)
     submit = np.asarray(requests.submit_s, dtype=np.float64)
@@ -83,7 +83,7 @@ def snapshot_waits(snapshot: Snapshot, requests: RequestBatch) -> np.ndarray:
             out[ks[0]] = snapshot_wait(snapshot, requests, int(ks[0]))
             continue
         running, queued = queue_at(snapshot, float(s))
-        starts = start_profile(float(s), running, queued, machine)
+        starts = easy_profile(float(s), running, queued, machine)
         for k in ks:
             procs, est = request_row(requests, int(k), machine)
             out[k] = starts.start_s(procs, est) - float(s)

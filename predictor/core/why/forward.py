@@ -39,12 +39,12 @@ def profile(state: QueueState, until_s: float = float("inf")) -> StartProfile:
     """One forward run of ``state``'s queue without the request: :func:`start_of` for any
     size and estimate through ``StartProfile.start_s`` (equal answers; ``inf`` for a start
     after ``until_s``, the passes after it not run)."""
-    from pyss_adapter.core.start_profile import start_profile
+    from pyss_adapter.core.start_profile import easy_profile
 
     running = list(zip((state.now_s + state.remaining_s()).tolist(),
                        state.running_procs.tolist(), strict=True))  # fmt: skip
     queue = list(zip(state.queue_procs.tolist(), state.queue_estimate_s.tolist(), strict=True))
-    return start_profile(state.now_s, running, queue, state.machine_procs, until_s)
+    return easy_profile(state.now_s, running, queue, state.machine_procs, until_s)
 
 
 @dataclass(frozen=True)

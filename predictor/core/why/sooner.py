@@ -102,7 +102,7 @@ def fewer_procs(state: QueueState, why: Why, estimate_s: float) -> Change | None
         return None
     starts = profile(state, until_s=start_s - need)
     for size in sizes:
-        start = starts.start_s(size, estimate_s)
+        start = starts.start_s(size, max(float(estimate_s), 1.0))  # as start_of takes it
         if start_s - start >= need:
             return Change("fewer_procs", size, estimate_s, 0.0, start, start_s - start)
     return None
