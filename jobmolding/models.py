@@ -20,7 +20,7 @@ class MoldingRun(LongRun):
     )
     swf_path = models.CharField(max_length=500, blank=True, default="")
     strategies = models.JSONField(default=list)
-    runtime_model = models.CharField(max_length=16, default="paper")
+    runtime_model = models.CharField(max_length=16, default="downey")
     seed = models.IntegerField(default=0)
     tune_fraction = models.FloatField(default=0.2)
     sigma = models.FloatField(default=1.0)

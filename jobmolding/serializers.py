@@ -23,7 +23,7 @@ class MoldingRequestSerializer(serializers.Serializer):
         default=list(STRATEGIES),
         min_length=1,
     )
-    runtime_model = serializers.ChoiceField(choices=list(RUNTIME_MODELS), default="paper")
+    runtime_model = serializers.ChoiceField(choices=list(RUNTIME_MODELS), default="downey")
     seed = serializers.IntegerField(default=0, min_value=0, max_value=2**31 - 1)
     tune_fraction = serializers.FloatField(default=0.2, min_value=0.0, max_value=1.0)
     sigma = serializers.FloatField(default=1.0, min_value=0.0, max_value=100.0)

@@ -32,7 +32,7 @@ import numpy as np
 
 from predictor.core.runtime.rangeset import RangeSet
 
-RUNTIME_MODELS = ("paper", "downey")
+RUNTIME_MODELS = ("downey", "paper")  # the default first: the live sites' model
 
 
 def paper_estimate(

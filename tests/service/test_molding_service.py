@@ -59,7 +59,7 @@ def test_command_writes_json_and_plots_and_stores_the_run(tmp_path: Path) -> Non
         assert FIGURES <= set(result[name])
         assert set(result[name]["by_cpu_hours"]) == {"<1", "1-10", "10-100", "100-1000", ">=1000"}
     assert result["baseline"]["molded_share"] == 0.0
-    assert result["params"]["runtime_model"] == "paper" and result["params"]["seed"] == 0
+    assert result["params"]["runtime_model"] == "downey" and result["params"]["seed"] == 0
     # the methods named as the live service names them; no replay-native substitute
     params = result["params"]
     assert (params["wait_method"], params["runtime_method"]) == ("sim", "rangeset")

@@ -1,7 +1,7 @@
 """Replay a trace under baseline, molding and molding + delay (seed Tables VIII and IX).
 
 python manage.py evaluate_molding (TRACE_NAME | --swf PATH)
-    [--strategies baseline,molding,delay] [--runtime-model paper|downey] [--sigma 1.0]
+    [--strategies baseline,molding,delay] [--runtime-model downey|paper] [--sigma 1.0]
     [--seed 0] [--tune-fraction 0.2] [--guard auto|0..1] [--work-limit 1]
     [--wait-method sim] [--runtime-method rangeset] [--json FILE] [--plots DIR]
 """
@@ -59,7 +59,11 @@ class Command(BaseCommand):
         parser.add_argument("trace_name", nargs="?", help="a stored trace")
         parser.add_argument("--swf", help="an SWF file (.swf or .swf.gz) instead")
         parser.add_argument("--strategies", default=",".join(STRATEGIES))
-        parser.add_argument("--runtime-model", default="paper", help="paper or downey")
+        parser.add_argument(
+            "--runtime-model",
+            default="downey",
+            help="downey (work-conserving, as the live sites decide) or paper (the seed's)",
+        )
         parser.add_argument("--sigma", type=float, default=1.0, help="Downey's sigma")
         parser.add_argument("--seed", type=int, default=0, help="roulette-wheel seed")
         parser.add_argument("--tune-fraction", type=float, default=0.2)
