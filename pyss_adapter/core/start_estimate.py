@@ -155,6 +155,23 @@ def _target_start(engine: Engine, target: int) -> float:
     return head_reservation(engine, target)[0]
 
 
+def forward_jobs(
+    now: float, running: list[tuple[float, int]], queue: list[tuple[int, float]], machine_procs: int
+) -> SimJobs:
+    """The running (expected end, processors) then queued (processors, estimate) jobs as
+    ``Engine.from_state`` takes them, every job running for its estimate; a running job past
+    its expected end is expected to end in a second."""
+    left = [max(end, now + 1.0) - now for end, _ in running]
+    est = np.array(left + [e for _, e in queue], dtype=np.float64)
+    procs = np.array([p for _, p in running] + [p for p, _ in queue], dtype=np.int64)
+    size = len(est)
+    return SimJobs(
+        job_id=np.arange(size), submit_s=np.full(size, now), runtime_s=est, estimate_s=est,
+        n_procs=procs, user_id=np.zeros(size, np.int64), machine_procs=machine_procs,
+        mode="forward",
+    )  # fmt: skip
+
+
 def forward_easy(
     now: float,
     running: list[tuple[float, int]],
@@ -172,15 +189,7 @@ def forward_easy(
     """
     if target == 0 and queue[0][0] <= machine_procs - sum(p for _, p in running):
         return 0.0  # alone in the queue and it fits: any scheduler starts it now
-    left = [max(end, now + 1.0) - now for end, _ in running]
-    est = np.array(left + [e for _, e in queue], dtype=np.float64)
-    procs = np.array([p for _, p in running] + [p for p, _ in queue], dtype=np.int64)
-    size = len(est)
-    jobs = SimJobs(
-        job_id=np.arange(size), submit_s=np.full(size, now), runtime_s=est, estimate_s=est,
-        n_procs=procs, user_id=np.zeros(size, np.int64), machine_procs=machine_procs,
-        mode="forward",
-    )  # fmt: skip
+    jobs = forward_jobs(now, running, queue, machine_procs)
     target += len(running)
     engine = Engine.from_state(
         jobs, EasyScheduler(), now, len(running), policy=_StopAtTarget(target)

@@ -126,13 +126,7 @@ def easy_profile(
     """:func:`start_profile` of the queue as ``forward_easy`` sets it up: ``running`` holds
     (expected end, processors), ``queue`` (processors, estimate) in arrival order, every job
     running for its estimate (a running job past its end ends in a second)."""
-    left = [max(end, now + 1.0) - now for end, _ in running]
-    est = np.array(left + [e for _, e in queue], dtype=np.float64)
-    procs = np.array([p for _, p in running] + [p for p, _ in queue], dtype=np.int64)
-    size = len(est)
-    jobs = SimJobs(
-        job_id=np.arange(size), submit_s=np.full(size, now), runtime_s=est, estimate_s=est,
-        n_procs=procs, user_id=np.zeros(size, np.int64), machine_procs=machine_procs,
-        mode="forward",
-    )  # fmt: skip
-    return start_profile(jobs, now, len(running), until_s)
+    from pyss_adapter.core.start_estimate import forward_jobs
+
+    return start_profile(forward_jobs(now, running, queue, machine_procs), now, len(running),
+                         until_s)  # fmt: skip
