@@ -104,16 +104,14 @@ def _request_starts(
 ) -> np.ndarray:
     """Each request queued alone after the waiting jobs, run forward until it starts (two or
     more: their starts read off one run of the queue, ``future.forward_start_each``)."""
-    mine = np.zeros(0 if requests is None else len(requests))
-    if mine.size > 1:
-        starts = forward_start_each(snapshot, ends, waiting_run, requests, requests_run_s)  # type: ignore[arg-type]
-        return np.maximum(starts, np.asarray(requests.submit_s, dtype=float))  # type: ignore[union-attr]
-    for k in range(mine.size):
-        one = requests.take(np.array([k]))  # type: ignore[union-attr]
-        run_k = np.array([float(requests_run_s[k])])  # type: ignore[index]
-        start_k = forward_start_last(snapshot, ends, waiting_run, one, run_k)
-        mine[k] = max(start_k, float(one.submit_s[0]))
-    return mine
+    if requests is None or requests_run_s is None or len(requests) == 0:
+        return np.zeros(0)
+    run_s = np.asarray(requests_run_s, dtype=float)
+    if len(requests) == 1:  # one run, stopped as soon as it starts
+        starts = np.array([forward_start_last(snapshot, ends, waiting_run, requests, run_s[:1])])
+    else:
+        starts = forward_start_each(snapshot, ends, waiting_run, requests, run_s)
+    return np.maximum(starts, np.asarray(requests.submit_s, dtype=float))
 
 
 def with_queue(
