@@ -16,7 +16,11 @@ import numpy as np
 from django.conf import settings
 
 from jobmolding.core.arrival import ArrivalPredictor, ArrivalRules, decide_arrival
-from jobmolding.core.candidates import live_candidate_sizes, speedup_candidates
+from jobmolding.core.candidates import (
+    live_candidate_sizes,
+    snapshot_sizes,
+    speedup_candidates,
+)
 from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import Snapshot
 
@@ -35,16 +39,16 @@ class JobDecision:
 def candidates_for(
     request: JobRequest, snapshot: Snapshot, mold: bool, given: list[int] | None
 ) -> np.ndarray:
-    """The caller's candidates (plus the original), else the user's past sizes (seed), else
-    (a user new to the site) the size grid around the original."""
+    """The caller's candidates (plus the original), else the sizes of the user's jobs the
+    snapshot knows (finished, waiting, running: ``candidates.snapshot_sizes``, the replay's
+    rule too), else (a user new to the site) the size grid around the original."""
     if not mold:
         return np.array([request.procs], dtype=np.int64)
     if given:
         sizes = np.unique(np.array([*given, request.procs], dtype=np.int64))
         return sizes[(sizes >= 1) & (sizes <= snapshot.machine_procs)]
-    hist = snapshot.history
-    used = hist.loc[hist["user_id"] == request.user, "requested_procs"].to_numpy(np.int64)
-    return live_candidate_sizes(request.procs, np.unique(used), snapshot.machine_procs)
+    used = snapshot_sizes(snapshot, request.user)
+    return live_candidate_sizes(request.procs, used, snapshot.machine_procs)
 
 
 def decide(

@@ -21,6 +21,7 @@ import numpy as np
 
 from jobmolding.core.arrival import Candidates
 from jobmolding.core.runtime_models import downey_factor
+from predictor.core.state.snapshot import Snapshot
 
 GRIDS = ("none", "pow2", "range")
 
@@ -74,6 +75,26 @@ def candidate_sizes(
 
 #: What a user without history at a live site gets: sizes around the one asked for.
 NEWCOMER_GRID = "range"
+
+
+def snapshot_sizes(snapshot: Snapshot, user: int) -> np.ndarray:
+    """The sizes ``user``'s jobs went to the batch system at, as ``snapshot`` knows them: the
+    finished jobs of its history (``requested_procs``, ``run_time >= 0``) and the user's
+    waiting and running jobs, at the size each was submitted (a molded job at its molded
+    size). Sorted, unique.
+
+    One rule for the live site (whose history holds the finished jobs as last synced, its
+    active jobs the backend's) and the replay (``snapshot_from_engine``: every released job
+    in its history, the unfinished ones with ``run_time`` -1 and in the waiting or running
+    set), so both offer a user the same candidates (issue 19, one path). Held jobs have not
+    gone to the batch system yet and count on neither side.
+    """
+    hist = snapshot.history
+    mine = (hist["user_id"].to_numpy() == int(user)) & (hist["run_time"].to_numpy() >= 0)
+    parts = [hist["requested_procs"].to_numpy(np.int64)[mine]]
+    for active in (snapshot.waiting, snapshot.running):
+        parts.append(np.asarray(active.requests.procs, np.int64)[active.requests.user == int(user)])
+    return np.unique(np.concatenate(parts))
 
 
 def live_candidate_sizes(

@@ -33,7 +33,12 @@ from jobmolding.core.arrival import (
     Candidates,
     decide_arrival,
 )
-from jobmolding.core.candidates import candidate_sizes, speedup_candidates
+from jobmolding.core.candidates import (
+    NEWCOMER_GRID,
+    candidate_sizes,
+    snapshot_sizes,
+    speedup_candidates,
+)
 from jobmolding.core.hold import HoldQueue
 from jobmolding.core.runtime_models import (
     RUNTIME_MODELS,
@@ -54,11 +59,14 @@ STRATEGIES = ("baseline", "molding", "delay")
 class MoldingParams:
     """Settings of a molding replay (defaults: the seed's; ``guard`` 0: no guard, None:
     chosen on the tuning part, ``guard.choose_guard``; ``work_limit``: the most CPU work a
-    molded size may do against the original, ``arrival.within_work``, inf: the seed's)."""
+    molded size may do against the original, ``arrival.within_work``, inf: the seed's;
+    ``grid``: what a user with no job in the snapshot is offered, ``candidates.grid_sizes``;
+    None: the live site's ``NEWCOMER_GRID`` under ``downey``, the seed's ``none`` under
+    ``paper``)."""
 
     strategy: str = "molding"
     runtime_model: str = "paper"
-    grid: str = "none"
+    grid: str | None = None
     grid_factor: float = 4.0
     threshold: float = 0.30
     merge_fraction: float = 0.05
@@ -74,6 +82,14 @@ class MoldingParams:
         if self.runtime_model not in RUNTIME_MODELS:
             raise ValueError(
                 f"runtime_model must be one of {RUNTIME_MODELS}, got {self.runtime_model!r}"
+            )
+        if self.grid is None:  # what a live site offers a newcomer; the seed's none under paper
+            grid = "none" if self.runtime_model == "paper" else NEWCOMER_GRID
+            object.__setattr__(self, "grid", grid)
+        elif self.runtime_model == "paper" and self.grid != "none":
+            raise ValueError(
+                "grid must be 'none' under the paper model (its roulette wheel has no runtime "
+                f"at a size the user never ran), got {self.grid!r}"
             )
 
     def rules(self, delay: bool) -> ArrivalRules:
@@ -166,20 +182,26 @@ class MoldingPolicy:
         self.predictor.refresh(snapshot)
         request = next(iter(self.requests.take(np.array([j]))))
         request = request.at(now)
-        cands = self._candidates(j, engine)
+        cands = self._candidates(j, engine, snapshot)
         d = decide_arrival(snapshot, request, cands, self.predictor, self.params.rules(delay))
         self.predictions += cands.procs.size * (1 if d.later is None else 2)
         return self._submit(engine, j, now, d, cands, release_s)
 
-    def _candidates(self, j: int, engine: Any) -> Candidates:
+    def _candidates(self, j: int, engine: Any, snapshot: Snapshot) -> Candidates:
+        """Under ``downey`` the live site's rule: the sizes of the user's jobs the snapshot
+        knows (``candidates.snapshot_sizes``), a newcomer the grid; under ``paper`` the seed's:
+        the sizes the user ran at, with runtimes for its roulette wheel."""
         user = int(self.requests.user[j])
         paper = self.params.runtime_model == "paper"
-        used = self.history.sizes_with_runtimes(user) if paper else self.history.sizes(user)
+        if paper:
+            used: Any = self.history.sizes_with_runtimes(user)
+        else:
+            used = snapshot_sizes(snapshot, user)
         sizes = candidate_sizes(
             int(self.requests.procs[j]),
             used,
             int(engine.machine_procs),
-            self.params.grid,
+            str(self.params.grid),
             self.params.grid_factor,
         )
         if paper:

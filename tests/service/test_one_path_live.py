@@ -17,6 +17,12 @@ start). The predictor's own refit
 schedule is not what is compared; every other step is each path's own. The first 20% of the
 jobs are warm-up in the replay and are submitted with ``mold`` and ``allow_delay`` off.
 
+Each path finds the candidates by its own means, with one rule
+(``jobmolding.core.candidates.snapshot_sizes``): the sizes of the user's jobs its snapshot knows
+(the site's history, synced before each arrival as its periodic sync does, and its active
+jobs; the replay's engine), a user with none gets the size grid. A second run gives every job
+of one user after the warm-up to a new user, so a newcomer arrives where molding acts.
+
 Job by job, the size, whether it was held, the hold's length, the time limit and the start
 must be the same.
 """
@@ -35,6 +41,7 @@ from holdqueue.services import backends as bk
 from holdqueue.services import jobs as site_jobs
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sites import create_site
+from holdqueue.services.sweep import sync_site
 from jobmolding.core.evaluate import evaluate, prepare
 from jobmolding.core.live_bundle import LiveBundle
 from jobmolding.core.policy import MoldingParams
@@ -48,7 +55,7 @@ LOG = Path(__file__).parents[1] / "fixtures" / "molding_one_path.swf"
 MACHINE = 16
 LIMIT_S = 7200
 TUNE = 0.2
-USERS = ("ann", "bob", "cat")
+USERS = ("ann", "bob", "cat", "dan")
 START = dt.datetime(2026, 1, 5, 8, 0, tzinfo=dt.UTC)
 # The site's own background load: two 1-processor, 1-second jobs (at 0 s and after the log
 # has long ended), so the queue holds only what the test submits.
@@ -155,15 +162,15 @@ def release_due(clock: Clock, site, until: dt.datetime) -> None:
 
 
 def submit_log(clock: Clock, site, frame, n_warmup: int) -> list[SiteJob]:
-    """Each job of ``frame`` submitted by its user at its arrival; candidates: the sizes the
-    user submitted before (the replay's rule, ``UserSizeHistory.sizes``)."""
+    """Each job of ``frame`` submitted by its user at its arrival, the site's history synced
+    just before (its candidates are the site's own: no ``candidates`` field)."""
     owners = {bk.user_number(n): get_user_model().objects.create_user(n) for n in USERS}
-    sizes: dict[int, list[int]] = {u: [] for u in owners}
     out = []
     for k, row in enumerate(frame.itertuples()):
         arrival = START + dt.timedelta(seconds=float(row.submit_time))
         release_due(clock, site, arrival - dt.timedelta(microseconds=1))
         clock.move_to(arrival)
+        sync_site(site)
         acting = k >= n_warmup
         user, procs = int(row.user_id), int(row.requested_procs)
         data = {
@@ -173,22 +180,33 @@ def submit_log(clock: Clock, site, frame, n_warmup: int) -> list[SiteJob]:
             "name": f"log-{row.job_id}",
             "mold": acting,
             "allow_delay": acting,
-            "candidates": sizes[user] or [procs],
         }
         job, created = site_jobs.submit_job(site, owners[user], data, None)
         assert created and job.state != SiteJob.FAILED, job.error
-        sizes[user].append(procs)
         out.append(job)
     release_due(clock, site, START + dt.timedelta(days=365))
     return out
 
 
+def with_newcomer(frame):
+    """Every job of cat's after the warm-up given to dan, who had none before."""
+    frame = frame.copy()
+    late = np.arange(len(frame)) >= round(TUNE * len(frame))
+    frame.loc[late & (frame["user_id"] == bk.user_number("cat")), "user_id"] = bk.user_number(
+        "dan"
+    )
+    return frame
+
+
+@pytest.mark.parametrize("newcomer", [False, True], ids=["log", "newcomer"])
 def test_a_log_through_the_live_site_gets_the_replays_decisions_job_by_job(
-    monkeypatch, settings, tmp_path
+    monkeypatch, settings, tmp_path, newcomer
 ) -> None:
     settings.QUEUECAST_MAX_TIME_LIMIT_S = LIMIT_S
     frame = read_swf(LOG).jobs
     live = shared_predictor(frame)
+    if newcomer:
+        frame = with_newcomer(frame)
     setup, run = replay(frame, live)
     clock = Clock()
     site = live_site(monkeypatch, tmp_path, clock, live)
@@ -214,3 +232,6 @@ def test_a_log_through_the_live_site_gets_the_replays_decisions_job_by_job(
     held = int((out.release_s > out.arrival_s).sum())
     # the log exercises both rules, else the comparison would prove little
     assert molded >= 5 and held >= 3, (molded, held)
+    if newcomer:  # dan's first job was offered the grid, not only its own size
+        first = int(np.flatnonzero(frame["user_id"].to_numpy() == bk.user_number("dan"))[0])
+        assert len(run.decisions[first]["candidates"]) > 1, run.decisions[first]
