@@ -192,9 +192,7 @@ def with_newcomer(frame):
     """Every job of cat's after the warm-up given to dan, who had none before."""
     frame = frame.copy()
     late = np.arange(len(frame)) >= round(TUNE * len(frame))
-    frame.loc[late & (frame["user_id"] == bk.user_number("cat")), "user_id"] = bk.user_number(
-        "dan"
-    )
+    frame.loc[late & (frame["user_id"] == bk.user_number("cat")), "user_id"] = bk.user_number("dan")
     return frame
 
 
