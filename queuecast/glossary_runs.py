@@ -172,14 +172,16 @@ TERMS = (
     Term(
         "candidates",
         "size candidates",
-        "The sizes tried for a job: those its user used before, plus the size asked for; a "
-        "newcomer at a live site gets a grid of sizes around it.",
+        "The sizes tried for a job: those its user's jobs ran or wait at, plus the size asked "
+        "for; a newcomer gets a grid of sizes around it.",
         """
         The processor counts molding compares: the sizes the job's user used before (the
-        seed paper's rule) plus the size asked for. A user without history at a live site
-        gets the powers of two within 4 times the asked size either way, plus half and double
-        the asked size, so choosing the size can choose. In a molding run every arrival is
-        judged this way; the run reports which sizes were tried and how often.
+        seed paper's rule: the user's finished, running and waiting jobs, each at the size it
+        went to the batch system) plus the size asked for. A user with no such job gets the
+        powers of two within 4 times the asked size either way, plus half and double the
+        asked size, so choosing the size can choose. A live site and a molding run use the
+        same rule (under the paper model a run keeps the seed's: sizes with a finished
+        runtime, no grid); the run reports which sizes were tried and how often.
         """,
         MOLD,
         "jobmolding/core/candidates.py",
