@@ -94,3 +94,51 @@ def test_users_without_history_get_the_original_or_a_grid() -> None:
     assert grid_sizes(6, 64, "range", grid_factor=2.0).tolist() == [3, 4, 6, 8, 12]
     with pytest.raises(ValueError, match="grid must be one of"):
         grid_sizes(6, 64, "cube")
+
+
+def test_snapshot_sizes_are_the_users_finished_running_and_waiting_jobs_sizes() -> None:
+    """One rule for replay and live site: finished history rows (run_time >= 0) and the user's
+    active jobs, each at the size it went to the batch system; other users and the
+    unfinished history rows (a replay's, already counted as active) add nothing."""
+    import pandas as pd
+
+    from jobmolding.core.candidates import live_candidate_sizes, snapshot_sizes
+    from predictor.core.state.request import JobRequest, RequestBatch
+    from predictor.core.state.snapshot import ActiveJobs, Snapshot
+
+    def batch(*jobs: tuple[int, int]) -> RequestBatch:
+        return RequestBatch.of(
+            [JobRequest(user=u, procs=p, req_time_s=60.0, submit_s=0.0) for u, p in jobs]
+        )
+
+    history = pd.DataFrame(
+        {
+            "user_id": [7, 7, 8, 7],
+            "requested_procs": [4, 32, 64, 2],
+            "run_time": [100.0, -1.0, 50.0, 10.0],  # the 32 is still running: -1
+        }
+    )
+    snap = Snapshot(
+        time_s=0.0, known_at_s=0.0,
+        waiting=ActiveJobs(batch((7, 16), (8, 1)), np.full(2, np.inf), np.array([16, 1])),
+        running=ActiveJobs(batch((7, 32)), np.array([-5.0]), np.array([32])),
+        history=history, machine_procs=64,
+    )  # fmt: skip
+    assert snapshot_sizes(snap, 7).tolist() == [2, 4, 16, 32]
+    assert snapshot_sizes(snap, 8).tolist() == [1, 64]
+    assert snapshot_sizes(snap, 9).tolist() == []
+    # a user with a job in the snapshot gets its sizes; one with none the grid around the ask
+    assert live_candidate_sizes(3, snapshot_sizes(snap, 7), 64).tolist() == [2, 3, 4, 16, 32]
+    assert live_candidate_sizes(3, snapshot_sizes(snap, 9), 64).tolist() == [1, 2, 3, 4, 6, 8]
+    assert live_candidate_sizes(6, snapshot_sizes(snap, 9), 64).tolist() == [2, 3, 4, 6, 8, 12, 16]
+
+
+def test_a_replay_offers_newcomers_the_live_sites_grid_except_under_the_seeds_model() -> None:
+    from jobmolding.core.candidates import NEWCOMER_GRID
+    from jobmolding.core.policy import MoldingParams
+
+    assert MoldingParams(runtime_model="downey").grid == NEWCOMER_GRID
+    assert MoldingParams(runtime_model="downey", grid="none").grid == "none"
+    assert MoldingParams(runtime_model="paper").grid == "none"
+    with pytest.raises(ValueError, match="under the paper model"):
+        MoldingParams(runtime_model="paper", grid="range")
