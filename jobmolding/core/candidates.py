@@ -79,7 +79,8 @@ NEWCOMER_GRID = "range"
 
 def snapshot_sizes(snapshot: Snapshot, user: int) -> np.ndarray:
     """The sizes ``user``'s jobs went to the batch system at, as ``snapshot`` knows them: the
-    finished jobs of its history (``requested_procs``, ``run_time >= 0``) and the user's
+    finished jobs of its history (``requested_procs``, else ``allocated_procs`` where the log
+    gives no request; ``run_time >= 0``) and the user's
     waiting and running jobs, at the size each was submitted (a molded job at its molded
     size). Sorted, unique.
 
@@ -91,10 +92,15 @@ def snapshot_sizes(snapshot: Snapshot, user: int) -> np.ndarray:
     """
     hist = snapshot.history
     mine = (hist["user_id"].to_numpy() == int(user)) & (hist["run_time"].to_numpy() >= 0)
-    parts = [hist["requested_procs"].to_numpy(np.int64)[mine]]
+    req = hist["requested_procs"].to_numpy(np.int64)[mine]
+    alloc = hist["allocated_procs"].to_numpy(np.int64)[mine]
+    # a log without requested sizes (CTC-SP2: field 8 is -1) ran its jobs at the allocated
+    # size, the rule of ``RequestBatch.from_jobs`` and of the replay's jobs
+    parts = [np.where(req > 0, req, alloc)]
     for active in (snapshot.waiting, snapshot.running):
         parts.append(np.asarray(active.requests.procs, np.int64)[active.requests.user == int(user)])
-    return np.unique(np.concatenate(parts))
+    sizes = np.unique(np.concatenate(parts))
+    return sizes[sizes > 0]
 
 
 def live_candidate_sizes(

@@ -113,9 +113,10 @@ def test_snapshot_sizes_are_the_users_finished_running_and_waiting_jobs_sizes() 
 
     history = pd.DataFrame(
         {
-            "user_id": [7, 7, 8, 7],
-            "requested_procs": [4, 32, 64, 2],
-            "run_time": [100.0, -1.0, 50.0, 10.0],  # the 32 is still running: -1
+            "user_id": [7, 7, 8, 7, 7],
+            "requested_procs": [4, 32, 64, 2, -1],  # -1: the log gives no request (CTC-SP2)
+            "allocated_procs": [4, 32, 64, 2, 8],
+            "run_time": [100.0, -1.0, 50.0, 10.0, 5.0],  # the 32 is still running: -1
         }
     )
     snap = Snapshot(
@@ -124,11 +125,11 @@ def test_snapshot_sizes_are_the_users_finished_running_and_waiting_jobs_sizes() 
         running=ActiveJobs(batch((7, 32)), np.array([-5.0]), np.array([32])),
         history=history, machine_procs=64,
     )  # fmt: skip
-    assert snapshot_sizes(snap, 7).tolist() == [2, 4, 16, 32]
+    assert snapshot_sizes(snap, 7).tolist() == [2, 4, 8, 16, 32]
     assert snapshot_sizes(snap, 8).tolist() == [1, 64]
     assert snapshot_sizes(snap, 9).tolist() == []
     # a user with a job in the snapshot gets its sizes; one with none the grid around the ask
-    assert live_candidate_sizes(3, snapshot_sizes(snap, 7), 64).tolist() == [2, 3, 4, 16, 32]
+    assert live_candidate_sizes(3, snapshot_sizes(snap, 7), 64).tolist() == [2, 3, 4, 8, 16, 32]
     assert live_candidate_sizes(3, snapshot_sizes(snap, 9), 64).tolist() == [1, 2, 3, 4, 6, 8]
     assert live_candidate_sizes(6, snapshot_sizes(snap, 9), 64).tolist() == [2, 3, 4, 6, 8, 12, 16]
 
