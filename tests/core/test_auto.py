@@ -94,3 +94,32 @@ def test_the_evaluation_scores_autos_candidates_as_if_run_alone():
     assert inner["median"] == pytest.approx(out["median"]["aae_s"])
     assert inner["zero"] == pytest.approx(out["zero"]["aae_s"])
     assert "candidates_aae_s" not in out["median"]
+
+
+def test_a_snapshot_asks_only_the_experts_its_answers_read():
+    """On a snapshot's requests an expert whose weight is below ``skip_below`` everywhere is
+    not asked: its candidate column says NaN ("not asked"), the answers move by less than
+    ``skip_below`` times its prediction, and ``skip_below=0`` asks every expert. Log rows
+    (evaluations, which score every expert) always ask all."""
+    from predictor.core.state.request import RequestBatch
+    from predictor.core.state.snapshot import from_log
+
+    jobs = make_jobs(900, seed=4)
+    auto = _auto().fit(_ctx(jobs, 200))
+    names = ("median", "gbm", "zero")
+    skipped = 0
+    for i in range(600, 800, 50):
+        snap = from_log(jobs, float(jobs["submit_time"].iat[i]), machine_procs=128, rows=i)
+        batch = RequestBatch.from_jobs(jobs.iloc[[i]])
+        auto.skip_below = 0.0
+        every = auto.predict(snap, batch)
+        auto.skip_below = 1e-12
+        some = auto.predict(snap, batch)
+        unasked = [n for n in names if np.isnan(some.extra[f"candidate_{n}_s"]).all()]
+        skipped += len(unasked)
+        assert all(np.isfinite(every.extra[f"candidate_{n}_s"]).all() for n in names)
+        bound = sum(1e-12 * every.extra[f"candidate_{n}_s"] for n in unasked)
+        assert np.all(np.abs(every.wait_s - some.wait_s) <= bound + 4 * np.spacing(every.wait_s))
+    assert skipped > 0  # zero's weight falls below 1e-12 on this log
+    rows = auto.predict_rows(np.arange(600, 800, 50))
+    assert all(np.isfinite(rows.extra[f"candidate_{n}_s"]).all() for n in names)

@@ -377,3 +377,62 @@ def test_the_tracking_meta_level_moves_to_the_safe_expert_when_the_rule_turns_ba
         errs[meta] = np.mean(np.abs(got.wait_s[late] - wait[late]))
     assert errs["track"] <= 1.15 * 600.0
     assert min(errs["guard"], errs["abprod"], errs["abprod_safe"]) > 1500.0
+
+
+def test_an_expert_the_mix_weighs_below_tiny_is_not_read_and_its_term_bounds_the_change():
+    """Expert 1 is a million seconds late: its AdaHedge weight falls far below 1e-12, so the
+    answers with ``tiny=1e-12`` do not read it (any value there gives the same answers) and
+    move by less than 1e-12 times its prediction; a target's answer is the same alone as in
+    the batch. ``tiny=0`` gives the answers without the option, to the bit."""
+    arrival, wait = _stream(3000, seed=11)
+    pred = np.stack([wait * 1.05, wait + 1e6, np.zeros(3000)])
+    sel = HedgeSelector(_pool(pred, wait, arrival), safe=0, zero=2, round_size=25)
+    late = np.arange(2000, 3000)
+    args = (late, arrival[late], np.zeros(late.size, bool))
+    reads = sel.reads(*args, 1e-12)
+    assert reads[0].all() and not reads[1].any()
+    full = sel.select(pred[:, late], *args).wait_s
+    cut = sel.select(pred[:, late], *args, tiny=1e-12).wait_s
+    assert np.all(np.abs(full - cut) <= 1e-12 * pred[1, late] + 4 * np.spacing(full))
+    junk = pred[:, late].copy()
+    junk[1] = np.inf  # read with any positive weight, it would give the cap
+    np.testing.assert_array_equal(sel.select(junk, *args, tiny=1e-12).wait_s, cut)
+    assert np.all(sel.select(junk, *args).wait_s > cut)
+    alone = [sel.select(pred[:, [j]], [j], arrival[[j]], [False], tiny=1e-12).wait_s[0]
+             for j in late[::97]]  # fmt: skip
+    np.testing.assert_array_equal(alone, cut[::97])
+    np.testing.assert_array_equal(sel.select(pred[:, late], *args, tiny=0.0).wait_s, full)
+    assert not sel.reads(*args, 1.0).any()  # no weight exceeds 1
+
+
+def test_the_fallback_and_the_guard_read_their_expert_whatever_its_weight_in_the_mix():
+    """Inside the seen states expert 1 is far off (tiny weight); outside it is exact, so the
+    fallback (among all) answers with it there: read for an outside target, not for an
+    inside one. A guard that fires reads only the expert it answers with (zero)."""
+    arrival, wait = _stream(3000, seed=12)
+    outside = np.arange(3000) % 4 == 0
+    good_in = np.where(outside, wait + 1e5, wait * 1.05)
+    good_out = np.where(outside, wait, wait + 1e6)
+    pred = np.stack([good_in, good_out, np.zeros(3000)])
+    sel = HedgeSelector(
+        _pool(pred, wait, arrival, outside), safe=0, zero=2, round_size=25,
+        fallback_among="all", names=("a", "b", "zero"),
+    )  # fmt: skip
+    late = np.arange(2500, 3000)
+    inside_args = (late, arrival[late], np.zeros(late.size, bool))
+    outside_args = (late, arrival[late], np.ones(late.size, bool))
+    assert not sel.reads(*inside_args, 1e-12)[1].any()
+    got = sel.select(pred[:, late], *outside_args, tiny=1e-12)
+    assert set(got.answered_by) == {"fallback:b"}
+    np.testing.assert_array_equal(sel.reads(*outside_args, 1e-12)[:, 0], [False, True, False])
+    np.testing.assert_array_equal(got.wait_s, sel.select(pred[:, late], *outside_args).wait_s)
+    bad = wait + 5000.0  # every expert but zero loses to zero: the guard fires
+    pred = np.stack([bad, bad * 1.1, np.zeros(3000)])
+    sel = HedgeSelector(_pool(pred, wait, arrival), safe=1, zero=2, round_size=25)
+    early = np.arange(0, 1000)
+    args = (early, arrival[early], np.zeros(early.size, bool))
+    got = sel.select(pred[:, early], *args, tiny=1e-12)
+    guarded = got.answered_by == "guard:zero"
+    assert guarded.any()
+    reads = sel.reads(*args, 1e-12)
+    assert not reads[:2, guarded].any() and reads[2, guarded].all()

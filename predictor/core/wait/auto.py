@@ -78,6 +78,14 @@ class AutoWait(WaitEstimator):
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
+    skip_below : an answer reads only the experts whose weight in its mix exceeds this (and
+        the one its fallback or guard answers with): :meth:`HedgeSelector.reads`. It moves
+        by at most this times a left-out expert's prediction (1e-12: under a millisecond for
+        any wait below 30 years), the same from a log row or a snapshot, alone or in a
+        batch. On a snapshot's requests an expert no answer reads is not asked at all (its
+        ``candidate_<name>_s`` is NaN): most of ``auto``'s cost at a site whose weight sits
+        on two experts. Log rows ask every expert (evaluations report each one's score).
+        0: every expert, every answer as before this option.
     random_state : passed to every candidate.
     make : ``make(name, random_state)`` builds a candidate (the registry passes its
         ``make_method``; injected so that this module does not import the registry).
@@ -102,6 +110,7 @@ class AutoWait(WaitEstimator):
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
+        skip_below: float = 1e-12,
         random_state: int | None = 0,
         make: Callable[[str, int | None], Any] | None = None,
     ) -> None:
@@ -120,6 +129,7 @@ class AutoWait(WaitEstimator):
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
+        self.skip_below = skip_below
         self.random_state = random_state
         self.make = make
 
@@ -130,6 +140,7 @@ class AutoWait(WaitEstimator):
         state.setdefault("fallback_among", "safe")
         state.setdefault("guard_span_s", None)
         state.setdefault("meta", "guard")
+        state.setdefault("skip_below", 0.0)
         state["_selector"] = None
         self.__dict__.update(state)
 
@@ -222,11 +233,17 @@ class AutoWait(WaitEstimator):
         names = list(self.methods_)
         n_max = int(targets.n_before.max(initial=0))
         selector = self.selector(n_max, _share(progress, 0.0, 0.6))
-        preds = self._candidates(targets, _share(progress, 0.6, 1.0))
         col = self._user_col(self._fitted())
         feats = np.c_[targets.summary[:, col], targets.wait_count]
         outside = outside_seen(feats, self.seen_max_, self.outside_factor)
-        sel = selector.select(preds, targets.n_before, targets.known_at_s, outside)
+        asked = np.ones(len(names), dtype=bool)
+        if targets.rows is None and self.skip_below > 0:  # a snapshot: what the answers read
+            reads = selector.reads(targets.n_before, targets.known_at_s, outside, self.skip_below)
+            asked = reads.any(axis=1)
+        preds = self._candidates(targets, _share(progress, 0.6, 1.0), asked)
+        sel = selector.select(
+            preds, targets.n_before, targets.known_at_s, outside, tiny=self.skip_below
+        )
         extra: dict[str, np.ndarray] = {
             "recent_aae_s": sel.recent_aae_s,
             "recent_zero_aae_s": sel.recent_zero_aae_s,
@@ -235,13 +252,19 @@ class AutoWait(WaitEstimator):
         }
         for k, name in enumerate(names):
             extra[f"weight_{name}"] = sel.weights[:, k]
-            extra[f"candidate_{name}_s"] = preds[k]
+            extra[f"candidate_{name}_s"] = preds[k] if asked[k] else np.full(len(targets), np.nan)
         return WaitPrediction(wait_s=sel.wait_s, predictor=sel.answered_by, extra=extra)
 
-    def _candidates(self, targets: WaitTargets, progress: Progress) -> np.ndarray:
+    def _candidates(
+        self, targets: WaitTargets, progress: Progress, asked: np.ndarray
+    ) -> np.ndarray:
+        """(m, n) the experts' predictions; 0 for an expert not ``asked`` (no answer reads
+        it: ``skip_below``)."""
         names = list(self.methods_)
         out = np.zeros((len(names), len(targets)))
         for k, name in enumerate(names):
+            if not asked[k]:
+                continue
             part = _part(progress, k, len(names))
             method = self.methods_[name]
             if getattr(method, "history_", None) is self._fitted():  # built once for all

@@ -318,12 +318,63 @@ class HedgeSelector:
         newest = np.maximum(known - self.min_known, 0)  # at least min_known jobs when known
         return np.minimum(np.minimum(recent, known), newest).astype(np.int64)
 
+    def _guard_window(
+        self, known: np.ndarray, known_at_s: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(first pool job, count, the rule's and zero's summed errors) of each target's guard
+        window."""
+        lo = self._guard_lo(known, np.asarray(known_at_s, dtype=float))
+        rule = self.cum_rule_err_[known] - self.cum_rule_err_[lo]
+        zero = self.cum_zero_err_[known] - self.cum_zero_err_[lo]
+        return lo, known - lo, rule, zero
+
+    def _guard_fires(self, count: np.ndarray, rule: np.ndarray, zero: np.ndarray) -> np.ndarray:
+        return (count < self.min_known) | (rule > zero)
+
+    def reads(
+        self, n_before: np.ndarray, known_at_s: np.ndarray, outside: np.ndarray, tiny: float
+    ) -> np.ndarray:
+        """(m, n) whether target j's answer (:meth:`select`) reads expert i's prediction with
+        a weight above ``tiny``: the expert a fired guard answers with, the fallback's option,
+        or the mix's experts whose weight exceeds ``tiny`` (weights sum to 1).
+
+        :meth:`select` with ``tiny`` answers from these alone, so an expert left out moves a
+        mix by its weight times its prediction: by less than ``tiny`` times that prediction.
+        ``tiny=0`` leaves out only weights that are exactly 0, so every answer is unchanged
+        (AdaHedge's weights are all positive). Prod and ``track`` read the safe expert
+        besides: under them every expert is read."""
+        n = np.asarray(n_before).size
+        m = self.pool.pred_s.shape[0]
+        if self.meta != "guard":
+            return np.ones((m, n), dtype=bool)
+        known = self.known(np.asarray(n_before), np.asarray(known_at_s))
+        lo, count, rule, zero = self._guard_window(known, known_at_s)
+        guard = self._guard_fires(count, rule, zero)
+        fb = self._fallback(known)
+        single = np.asarray(outside, dtype=bool) & ~guard & (fb != MIX)
+        mixed = ~guard & ~single
+        need = np.zeros((m, n), dtype=bool)
+        cols = np.arange(n)
+        need[self._guard_pick(known, lo, count)[guard], cols[guard]] = True
+        need[np.asarray(self.option_experts_)[fb[single] - 1], cols[single]] = True
+        need[:, mixed] = (self.weights_[self.rounds(known[mixed])] > tiny).T
+        return need
+
     def select(
-        self, pred_s: np.ndarray, n_before: np.ndarray, known_at_s: np.ndarray, outside: np.ndarray
+        self,
+        pred_s: np.ndarray,
+        n_before: np.ndarray,
+        known_at_s: np.ndarray,
+        outside: np.ndarray,
+        tiny: float = 0.0,
     ) -> Selection:
         """Answers for targets: experts' predictions (m, n), rows before each, its instant,
-        and whether its state lies outside the tuning part's."""
+        and whether its state lies outside the tuning part's. With ``tiny`` > 0 each answer
+        reads only the experts :meth:`reads` names for it (the others count as 0), so it is
+        the same alone or in a batch, and whether or not the others were asked."""
         pred = np.atleast_2d(np.asarray(pred_s, dtype=float))
+        if tiny > 0:
+            pred = np.where(self.reads(n_before, known_at_s, outside, tiny), pred, 0.0)
         n = pred.shape[1]
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         opts = self._options(pred, known)
@@ -331,12 +382,9 @@ class HedgeSelector:
         out = np.asarray(outside, dtype=bool)
         answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
         by = np.where(out, np.char.add("fallback:", np.array(self.option_names_)[fb]), "mix")
-        lo = self._guard_lo(known, np.asarray(known_at_s, dtype=float))
-        count = known - lo
-        rule = self.cum_rule_err_[known] - self.cum_rule_err_[lo]
-        zero = self.cum_zero_err_[known] - self.cum_zero_err_[lo]
+        lo, count, rule, zero = self._guard_window(known, known_at_s)
         if self.meta == "guard":
-            guard = (count < self.min_known) | (rule > zero)
+            guard = self._guard_fires(count, rule, zero)
             share = (~guard).astype(float)
         else:
             answer = self._prod(answer, pred, known)
