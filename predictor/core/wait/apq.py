@@ -187,6 +187,7 @@ class APQ(WaitEstimator):
             spread = dist.distribution_spread(hd)
         if modes is None:
             modes = ("distributions",) if hd is not None and spread > thr else ("summaries",)
+        only = None if chains else self.chosen()[1]  # a prediction reads the chosen k only
         out: dict[str, Answer] = {}
         for mode in modes:
             d_mode = d
@@ -194,7 +195,7 @@ class APQ(WaitEstimator):
                 d_mode = d.copy()
                 d_mode[:, dist.QUEUE_FEATURES] = hd
             out[mode] = self._answer(
-                dist.combine(d_mode, w), wait, x, tgt.features, w, chains or (chain,)
+                dist.combine(d_mode, w), wait, x, tgt.features, w, chains or (chain,), only
             )
         return out, spread, len(rows)
 
@@ -212,6 +213,7 @@ class APQ(WaitEstimator):
         x_t: np.ndarray,
         w: np.ndarray,
         chains: tuple[str, ...],
+        only: int | None = None,
     ) -> Answer:
         p = self.params
         n_near = min(len(d), int(p.nearest_fraction * len(d)) + p.nearest_extra)
@@ -225,7 +227,7 @@ class APQ(WaitEstimator):
             p.good_mean_d,
             p.good_outlier_ratio,
         )
-        return self._finish(d, near, st.good, st.labels, wait, x, x_t, w, chains)
+        return self._finish(d, near, st.good, st.labels, wait, x, x_t, w, chains, only)
 
     def _finish(
         self,
@@ -238,9 +240,11 @@ class APQ(WaitEstimator):
         x_t: np.ndarray,
         w: np.ndarray,
         chains: tuple[str, ...],
+        only: int | None = None,
     ) -> Answer:
         """The predictors after the structure check: the stddev minimiser on a good
-        structure, else the chain's predictors."""
+        structure, else the chain's predictors (the weighted median at k = ``only`` alone
+        when given: a prediction's chosen k; ``fit`` scores every k)."""
         p = self.params
         if good:
             got = pred.stddev_minimiser(
@@ -257,7 +261,7 @@ class APQ(WaitEstimator):
             )
             answer.wavg = pred.weighted_average(d, wait, self.ks("spec"), known)
         if "median" in chains:
-            answer.wmed = pred.weighted_median(d, wait, self.ks("median"), known)
+            answer.wmed = pred.weighted_median(d, wait, self.ks("median"), known, only)
         return answer
 
     def resolve(

@@ -41,33 +41,35 @@ def combined_distances(
     Row k equals ``combine(feature_distances(targets[k], history, h_min, h_max), w)``
     (:mod:`predictor.core.wait.apq_distance`). The candidate sizes of one arrival differ in
     a few features only (the size and the sums it enters), so target 0's (m, 16) matrix is
-    computed whole and each other target starts from a copy of it, recomputing only the
-    columns whose target value or range differ. ``scratch``: two (m, 16) arrays to reuse
-    (one matrix at a time stays in cache; a (K, m, 16) block would not). ``queue_cols``:
+    computed whole and each other target overwrites only the columns whose target value or
+    range differ, putting target 0's back after its combine. ``scratch``: (m, 16) arrays to
+    reuse, the first is written (one matrix at a time stays in cache; a (K, m, 16) block
+    would not). ``queue_cols``:
     per target, the (m, 6) histogram distances that replace features 11-16 (distributions
     mode, on a copy as the one-target code does), or None (summaries).
     """
     queue_cols = queue_cols if queue_cols is not None else [None] * len(targets)
-    first, other = scratch if scratch is not None else (np.empty_like(history),) * 2
+    first = scratch[0] if scratch is not None else np.empty_like(history)
     lo = np.minimum(h_min, targets)
     span = np.maximum(h_max, targets) - lo
     live = span > 0
     differ = (targets != targets[0]) | (span != span[0])
-    differ[:, 0] = False  # feature 0 is nominal: redone for every target
-    base = dist.feature_distances(targets[0], history, h_min, h_max, out=first)
+    differ[:, 0] = True  # feature 0 is nominal: redone for every target
+    d = dist.feature_distances(targets[0], history, h_min, h_max, out=first)
     out = np.empty((len(targets), len(history)))
-    out[0] = _combine(base, w, queue_cols[0])
+    out[0] = _combine(d, w, queue_cols[0])
     for k in range(1, len(targets)):
-        d = other if other is not first else np.empty_like(history)
-        np.copyto(d, base)
+        # target 0's matrix with target k's columns written over it, then put back: the
+        # matrix combined is target k's, element for element, without copying it whole
         cols = np.flatnonzero(differ[k])
-        if cols.size:
-            part = np.abs(history[:, cols] - targets[k, cols])
-            part /= np.where(live[k, cols], span[k, cols], 1.0)
-            part[:, ~live[k, cols]] = 0.0
-            d[:, cols] = part
+        kept = d[:, cols]  # a copy (fancy indexing)
+        part = np.abs(history[:, cols[1:]] - targets[k, cols[1:]])
+        part /= np.where(live[k, cols[1:]], span[k, cols[1:]], 1.0)
+        part[:, ~live[k, cols[1:]]] = 0.0
+        d[:, cols[1:]] = part
         d[:, 0] = history[:, 0] != targets[k, 0]
         out[k] = _combine(d, w, queue_cols[k])
+        d[:, cols] = kept
     return out
 
 
@@ -150,14 +152,14 @@ def check_structure_batch(
     outlier = adjacency.sum(axis=2) == 1
     labels = np.where(outlier, -1, components_batch(adjacency))
     n_out = outlier.sum(axis=1)
-    good = np.zeros(k, dtype=bool)
-    for j in range(k):
-        n_clusters = np.unique(labels[j][labels[j] >= 0]).size
-        mean_size = (p - n_out[j]) / n_clusters if n_clusters else 0.0
-        mean_d = float(d[j].mean()) if p else 1.0
-        good[j] = (n_out[j] == 0 and mean_d < no_outlier_mean_d) or (
-            mean_d <= good_mean_d and n_out[j] < outlier_ratio * mean_size
-        )
+    # a component is labelled by its smallest index, and noise is a component of one, so the
+    # clusters are the non-noise points labelled by their own index
+    n_clusters = ((labels == np.arange(p)) & ~outlier).sum(axis=1)
+    mean_size = np.divide(p - n_out, n_clusters, out=np.zeros(k), where=n_clusters > 0)
+    mean_d = d.mean(axis=1) if p else np.ones(k)  # each row as its own 1-D mean
+    good = ((n_out == 0) & (mean_d < no_outlier_mean_d)) | (
+        (mean_d <= good_mean_d) & (n_out < outlier_ratio * mean_size)
+    )
     return StructureBatch(outlier, good)
 
 
@@ -184,7 +186,9 @@ def predict_group(
     dd = combined_distances(
         x_t, block.x, block.x_min, block.x_max, block.weights, (scratch[0], scratch[1]), queue
     )
-    answers = answers_batch(apq, dd, block.wait, block.x, x_t, block.weights, (chain,))
+    answers = answers_batch(
+        apq, dd, block.wait, block.x, x_t, block.weights, (chain,), apq.chosen()[1]
+    )
     for k, answer in enumerate(answers, start=lo):
         mode = "summaries" if queue[k - lo] is None else "distributions"
         got = apq.resolve({mode: answer}, out.spreads[k], len(rows))
@@ -199,13 +203,14 @@ def answers_batch(
     x_t: np.ndarray,
     w: np.ndarray,
     chains: tuple[str, ...],
+    only: int | None = None,
 ) -> list[Answer]:
     """``apq._answer`` of K targets sharing one history (``dd``: (K, m) distances,
     ``x_t``: (K, 16)), the nearest points and the structure check batched."""
     p = apq.params
     m = dd.shape[1]
     if p.dbscan_min_samples != 2:
-        return [apq._answer(dd[k], wait, x, x_t[k], w, chains) for k in range(len(dd))]
+        return [apq._answer(dd[k], wait, x, x_t[k], w, chains, only) for k in range(len(dd))]
     near = nearest_batch(dd, min(m, int(p.nearest_fraction * m) + p.nearest_extra))
     st = check_structure_batch(
         np.take_along_axis(dd, near, axis=1),
@@ -217,6 +222,6 @@ def answers_batch(
     )
     labels = np.where(st.outlier, -1, 0)  # only "not noise" is read downstream
     return [
-        apq._finish(dd[k], near[k], st.good[k], labels[k], wait, x, x_t[k], w, chains)
+        apq._finish(dd[k], near[k], st.good[k], labels[k], wait, x, x_t[k], w, chains, only)
         for k in range(len(dd))
     ]

@@ -137,17 +137,24 @@ def fallback_median(
 
 
 def weighted_median(
-    d: np.ndarray, wait: np.ndarray, ks: tuple[int, ...], known: np.ndarray | None = None
+    d: np.ndarray,
+    wait: np.ndarray,
+    ks: tuple[int, ...],
+    known: np.ndarray | None = None,
+    only: int | None = None,
 ) -> np.ndarray:
     """(len(ks),) ``exp(-D)``-weighted median wait of the k nearest jobs, for each k.
 
     Not in the spec: the measured alternative to regression + weighted average for targets
     without a good structure (AAE is minimised by a median, not a mean; docs/apq.md).
-    ``known``: see :func:`nearest_sorted`.
+    ``known``: see :func:`nearest_sorted`. ``only``: the k wanted (a prediction once ``fit``
+    chose it); the other entries are NaN, the wanted one as it is among all.
     """
-    near = nearest_sorted(d, max(ks), known)
-    out = np.empty(len(ks))
+    near = nearest_sorted(d, max(ks), known)  # the same nearest whatever k is wanted
+    out = np.full(len(ks), np.nan)
     for pos, k in enumerate(ks):
+        if only is not None and k != only:
+            continue
         y, wt = wait[near[:k]], np.exp(-d[near[:k]])
         order = np.argsort(y, kind="stable")
         cum = np.cumsum(wt[order])
