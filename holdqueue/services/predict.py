@@ -412,7 +412,13 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             ),
         },
         "accuracy": model.accuracy,
-        "why": why_body(model.bundle.runtime, replace(snap, history=model.bundle.jobs), request),
+        "why": why_body(
+            model.bundle.runtime,
+            replace(snap, history=model.bundle.jobs),
+            request,
+            headline_wait_s=answer.wait_s,
+            history_wait_s=getattr(answer, "history_wait_s", answer.wait_s),
+        ),  # fmt: skip
     }
 
 

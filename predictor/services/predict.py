@@ -183,7 +183,7 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
         "accuracy": accuracy_body(
             bundle, request.submit_s, confidence, (trace, cache_for(query.get("method")).kind)
         ),  # fmt: skip
-        "why": why_body(bundle.runtime, snapshot, request),
+        "why": why_body(bundle.runtime, snapshot, request, headline_wait_s=answer.wait_s),
     }
 
 

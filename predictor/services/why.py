@@ -41,8 +41,16 @@ def why_body(
     request: JobRequest,
     *,
     held_until_s: float | None = None,
+    headline_wait_s: float | None = None,
+    history_wait_s: float | None = None,
 ) -> dict[str, Any]:
-    """The ``why`` block of an answer for ``request`` arriving in ``snapshot``."""
+    """The ``why`` block of an answer for ``request`` arriving in ``snapshot``.
+
+    ``headline_wait_s``: the answer's predicted wait, when the block sits beside one; where it
+    differs materially from the queue's start here (:func:`estimate_note`) the sentences say
+    so, so that a page never shows "starts at once" beside a wait of hours unexplained.
+    ``history_wait_s``: the history-based estimate, when the headline combines it with
+    another figure (a live site's later-of rule)."""
     state = from_snapshot(
         snapshot,
         _points(runtime, snapshot, snapshot.running.requests),
@@ -55,9 +63,11 @@ def why_body(
     changes = sooner(state, why, estimate)
     best = changes.best
     now = why.now_s
+    note = estimate_note(why, headline_wait_s, history_wait_s)
     return {
         "reason": why.reason,
-        "sentence": reason_sentence(why, held_until_s),
+        "sentence": " ".join(filter(None, [reason_sentence(why, held_until_s), note])),
+        "estimate_note": note,
         "predicted_start_s": why.wait_s,
         "procs": why.procs,
         "free_procs": max(why.free_procs, 0),  # a log may overcommit its machine
@@ -69,7 +79,12 @@ def why_body(
             "later_submission": _change(changes.later_submission, now, why.procs),
             "sentence": held_sentence(why)
             if why.reason == "hold"
-            else sooner_sentence(best, why.procs, why.wait_s),
+            else sooner_sentence(
+                best,
+                why.procs,
+                why.wait_s,
+                longer=bool(note) and (headline_wait_s or 0.0) > why.wait_s,
+            ),  # fmt: skip
         },
         "how": HOW,
     }
@@ -165,7 +180,37 @@ def held_sentence(why: Why) -> str:
             "(if every job runs to its time limit).")  # fmt: skip
 
 
-def sooner_sentence(best: Change | None, procs: int, wait_s: float) -> str:
+#: A headline and the queue's start differ "materially" beyond the larger of these.
+NOTE_MIN_S, NOTE_SHARE = 300.0, 0.25
+
+
+def estimate_note(why: Why, headline_s: float | None, history_s: float | None = None) -> str | None:
+    """A sentence when the answer's predicted wait ``headline_s`` and the queue's start
+    (``why.wait_s``: every job runs to its time limit) differ by more than 5 minutes and 25%
+    of the larger; else None. Longer, and the history estimate is the headline: jobs like it
+    waited that long here. Shorter: jobs end before their time limits, which the simulation
+    does not assume. A held job's block explains the hold, not the estimate: None."""
+    if headline_s is None or why.reason == "hold" or not np.isfinite(headline_s):
+        return None
+    queue_s = max(float(why.wait_s), 0.0)
+    gap = float(headline_s) - queue_s
+    if abs(gap) <= max(NOTE_MIN_S, NOTE_SHARE * max(float(headline_s), queue_s)):
+        return None
+    if gap < 0:
+        return (f"The predicted wait, {duration(headline_s)}, is shorter: most jobs end before "
+                "their time limits, which this simulation does not assume.")  # fmt: skip
+    if history_s is not None and float(history_s) < float(headline_s):
+        return f"The predicted wait, {duration(headline_s)}, is longer."
+    return (f"The predicted wait, {duration(headline_s)}, is longer: jobs like it have waited "
+            "about that long here recently (the scheduler may hold a job for priorities, "
+            "reservations or limits this simulation does not know).")  # fmt: skip
+
+
+def sooner_sentence(best: Change | None, procs: int, wait_s: float, longer: bool = False) -> str:
+    """``longer``: the predicted wait is materially longer than the queue's start."""
+    if wait_s <= 0 and longer:
+        return ("Nothing in the queue holds it back, so no single change is predicted to "
+                "start it sooner.")  # fmt: skip
     if wait_s <= 0:
         return "Nothing to change: it starts at once."
     if best is None:
