@@ -367,14 +367,18 @@ class HedgeSelector:
         known_at_s: np.ndarray,
         outside: np.ndarray,
         tiny: float = 0.0,
+        reads: np.ndarray | None = None,
     ) -> Selection:
         """Answers for targets: experts' predictions (m, n), rows before each, its instant,
         and whether its state lies outside the tuning part's. With ``tiny`` > 0 each answer
         reads only the experts :meth:`reads` names for it (the others count as 0), so it is
-        the same alone or in a batch, and whether or not the others were asked."""
+        the same alone or in a batch, and whether or not the others were asked. ``reads``:
+        that mask when the caller already has it."""
         pred = np.atleast_2d(np.asarray(pred_s, dtype=float))
         if tiny > 0:
-            pred = np.where(self.reads(n_before, known_at_s, outside, tiny), pred, 0.0)
+            if reads is None:
+                reads = self.reads(n_before, known_at_s, outside, tiny)
+            pred = np.where(reads, pred, 0.0)
         n = pred.shape[1]
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         opts = self._options(pred, known)
