@@ -50,6 +50,11 @@ class WhySerializer(serializers.Serializer):
         help_text="What it waits for: a hold, nothing, processors, or the jobs queued ahead.",
     )
     sentence = serializers.CharField()
+    estimate_note = serializers.CharField(
+        allow_null=True,
+        help_text="Why the predicted wait differs from this queue's start, when it differs by "
+        "more than 5 minutes and 25% of the larger (the sentence ends with it); else null.",
+    )
     predicted_start_s = serializers.FloatField(
         help_text="Its start in the EASY forward, seconds from arrival (the wait method's "
         "point may differ: it learns from history)."

@@ -70,6 +70,8 @@ def test_trace_answer_says_it_waits_for_the_job_ahead_and_28_processors_start_it
     assert why["sooner"]["shorter_limit"] is None
     assert why["sooner"]["later_submission"]["delay_s"] == 10800
     assert "1 job queued ahead" in why["sentence"] and "100 processors" in why["sentence"]
+    assert "estimate_note" in why  # the API keeps it (null or the sentence's last part)
+    assert why["estimate_note"] is None or why["sentence"].endswith(why["estimate_note"])
 
 
 def test_site_answer_explains_its_live_queue_with_a_backfill_hole(monkeypatch):
