@@ -218,23 +218,21 @@ def accuracy_body(
     ctx = bundle.runtime_ctx
     key = int(np.count_nonzero(ctx.known_end_s <= at))  # the recent set moves as jobs end
     cache = bundle.__dict__.setdefault("_runtime_accuracy", {})  # lives with the bundle
-    if key not in cache:
-        if len(cache) >= 64:
-            cache.pop(next(iter(cache)))
 
-        def compute() -> Any:
-            return runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT)
+    def compute() -> Any:
+        return runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT)
 
-        if shared is None:
-            cache[key] = compute()
-        else:  # once for every process (``predictor.services.shared_rows``)
-            trace, kind = shared
-            ident, version = store_key(trace)
-            kind = f"runtime_accuracy-{kind}"
-            cache[key] = shared_rows.shared_value(
-                default_store(), kind, ident, version, key, compute
-            )
-    body["runtime"] = _clean(cache[key].as_dict())
+    if shared is None:
+        if key not in cache:
+            shared_rows.keep(cache, {key: compute()})
+        value = cache[key]
+    else:  # once for every process (``predictor.services.shared_rows``)
+        trace, kind = shared
+        ident, version = store_key(trace)
+        value = shared_rows.shared_value(
+            default_store(), f"runtime_accuracy-{kind}", ident, version, key, compute, cache
+        )
+    body["runtime"] = _clean(value.as_dict())
     return body
 
 

@@ -52,19 +52,48 @@ def merge_into_store(store: FittedStore, ident: str, version: str, memo: RowWait
 
 
 def shared_value(
-    store: FittedStore, kind: str, ident: str, version: str, key: Any, compute: Callable[[], Any]
+    store: FittedStore,
+    kind: str,
+    ident: str,
+    version: str,
+    key: Any,
+    compute: Callable[[], Any],
+    local: dict[Any, Any] | None = None,
 ) -> Any:
     """The value of ``key`` (an instant) from the store's ``kind`` file, else computed here
     and merged into it under the lock: a per-instant value computed once for every process
-    (the runtime method's recent accuracy at an instant)."""
+    (the runtime method's recent accuracy at an instant).
+
+    ``local``: the process's own copy. A hit there reads no file; a miss copies every stored
+    value into it (one read serves every instant another process stored), so a process that
+    asked for an instant before never unpickles the file again. Unpickling the whole file on
+    each request whose instant had fallen out of a 64-entry local cache cost 2.6 ms of a
+    5 ms warm KTH answer (docs/results.md, issue 18, ninth round)."""
+    if local is not None and key in local:
+        return local[key]
     stored = store.load(kind, ident, version) or {}
+    if local is not None:
+        keep(local, stored)
     if key in stored:
         return stored[key]
     value = compute()
     with store.lock(f"{kind}-merge", ident):
         stored = store.load(kind, ident, version) or {}
         stored[key] = value
-        while len(stored) > SHARED_VALUES:
-            stored.pop(next(iter(stored)))
+        _bound(stored)
         store.save(kind, ident, version, stored)
+    if local is not None:
+        keep(local, {key: value})
     return value
+
+
+def _bound(values: dict[Any, Any]) -> None:
+    """Drop the oldest entries beyond :data:`SHARED_VALUES`."""
+    while len(values) > SHARED_VALUES:
+        values.pop(next(iter(values)))
+
+
+def keep(local: dict[Any, Any], values: dict[Any, Any]) -> None:
+    """Add ``values`` to a process's own copy, the oldest dropped beyond the bound."""
+    local.update(values)
+    _bound(local)

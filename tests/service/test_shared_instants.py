@@ -125,3 +125,36 @@ def test_a_stored_bundle_answers_a_new_instant_without_training_a_model(
         assert body["runtime_method"] == "quantile" and body["wait_s"] >= 0
         pool = scorer_of(trace).cache[next(reversed(scorer_of(trace).cache))]
         assert pool.rows.size == 300 and pool.rows.min() >= 100
+
+
+def test_a_process_reads_the_per_instant_file_once_for_the_instants_it_holds(tmp_path: Path):
+    """A miss copies every stored instant into the process's own copy; later asks for any of
+    them (or for one this process computed) read no file (issue 18: unpickling the whole file
+    per request cost half of a warm answer)."""
+    store = FittedStore(tmp_path)
+    for k in range(3):  # another process stored three instants
+        shared_rows.shared_value(store, "acc", "t", "v", k, lambda k=k: k * 10)
+    loads = []
+    real_load = store.load
+    store.load = lambda *a: loads.append(a) or real_load(*a)  # type: ignore[method-assign]
+
+    def refuse():
+        raise AssertionError("computed again")
+
+    local: dict = {}
+    assert shared_rows.shared_value(store, "acc", "t", "v", 1, refuse, local) == 10
+    assert len(loads) == 1 and local == {0: 0, 1: 10, 2: 20}
+    assert shared_rows.shared_value(store, "acc", "t", "v", 2, refuse, local) == 20
+    assert len(loads) == 1  # held: no file read
+    assert shared_rows.shared_value(store, "acc", "t", "v", 7, lambda: 70, local) == 70
+    assert local[7] == 70 and real_load("acc", "t", "v")[7] == 70  # computed, stored, held
+    loads.clear()
+    assert shared_rows.shared_value(store, "acc", "t", "v", 7, refuse, local) == 70
+    assert loads == []
+
+
+def test_the_process_copy_is_bounded_like_the_file(monkeypatch):
+    monkeypatch.setattr(shared_rows, "SHARED_VALUES", 3)
+    local: dict = {}
+    shared_rows.keep(local, {k: k for k in range(5)})
+    assert list(local) == [2, 3, 4]  # the oldest went first
