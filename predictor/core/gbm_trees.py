@@ -57,11 +57,13 @@ class FlatTrees:
             child = np.where(go_left, self.left[node], self.right[node])
             node = np.where(live, child, node)
             live = ~self.leaf[node]
-        leaves = self.value[node]
-        out = np.full(x.shape[0], self.baseline)
-        for t in range(leaves.shape[1]):
-            out += leaves[:, t]
-        return out
+        terms = np.empty((x.shape[0], node.shape[1] + 1))
+        terms[:, 0] = self.baseline
+        terms[:, 1:] = self.value[node]
+        # ``accumulate`` adds left to right, one term at a time (never pairwise as ``sum``
+        # does): scikit-learn's order, in one call instead of a Python loop over the trees
+        # (85 of 166 us for one row and 100 trees).
+        return np.add.accumulate(terms, axis=1)[:, -1].copy()
 
 
 def flatten(model: Any) -> FlatTrees | None:
