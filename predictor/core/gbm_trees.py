@@ -15,7 +15,8 @@ which is scikit-learn's own rule (``_predict_one_from_raw_data``) and its own su
 order, so the answer is the same float, bit for bit (tested). Only numeric splits and an
 identity link (the quantile and absolute-error losses) are compiled; any other model is
 answered by scikit-learn. Many rows at once are faster in scikit-learn's compiled walk, so
-:func:`predict` hands batches above :data:`SMALL_BATCH` rows to it.
+:func:`predict` hands batches above :data:`SMALL_BATCH` rows to it. :func:`predict_all` walks
+several models' trees as one forest (the quantile method's three models in one walk).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ class FlatTrees:
     value: np.ndarray
     baseline: float
 
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        """The model's prediction for the rows of ``x`` (module docstring)."""
+    def walk(self, x: np.ndarray) -> np.ndarray:
+        """The leaf value each row of ``x`` reaches in each tree, (rows, trees)."""
         x = np.asarray(x, dtype=np.float64)
         node = np.broadcast_to(self.roots, (x.shape[0], self.roots.size)).copy()
         rows = np.arange(x.shape[0])[:, None]
@@ -57,13 +58,39 @@ class FlatTrees:
             child = np.where(go_left, self.left[node], self.right[node])
             node = np.where(live, child, node)
             live = ~self.leaf[node]
-        terms = np.empty((x.shape[0], node.shape[1] + 1))
-        terms[:, 0] = self.baseline
-        terms[:, 1:] = self.value[node]
-        # ``accumulate`` adds left to right, one term at a time (never pairwise as ``sum``
-        # does): scikit-learn's order, in one call instead of a Python loop over the trees
-        # (85 of 166 us for one row and 100 trees).
-        return np.add.accumulate(terms, axis=1)[:, -1].copy()
+        return self.value[node]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """The model's prediction for the rows of ``x`` (module docstring)."""
+        return _sum(self.baseline, self.walk(x))
+
+
+def _sum(baseline: float, leaves: np.ndarray) -> np.ndarray:
+    """``((baseline + leaves[:, 0]) + leaves[:, 1]) + ...`` per row."""
+    terms = np.empty((leaves.shape[0], leaves.shape[1] + 1))
+    terms[:, 0] = baseline
+    terms[:, 1:] = leaves
+    # ``accumulate`` adds left to right, one term at a time (never pairwise as ``sum`` does):
+    # scikit-learn's order, in one call instead of a Python loop over the trees (85 of
+    # 166 us for one row and 100 trees).
+    return np.add.accumulate(terms, axis=1)[:, -1].copy()
+
+
+def concat(flats: list[FlatTrees]) -> FlatTrees:
+    """Several models' trees as one forest (child indices shifted; ``baseline`` unused): one
+    walk for all of them (:func:`predict_all`)."""
+    shift = np.cumsum([0] + [f.feature.size for f in flats[:-1]])
+    return FlatTrees(
+        roots=np.concatenate([f.roots + o for f, o in zip(flats, shift, strict=True)]),
+        feature=np.concatenate([f.feature for f in flats]),
+        threshold=np.concatenate([f.threshold for f in flats]),
+        missing_left=np.concatenate([f.missing_left for f in flats]),
+        leaf=np.concatenate([f.leaf for f in flats]),
+        left=np.concatenate([f.left + o for f, o in zip(flats, shift, strict=True)]),
+        right=np.concatenate([f.right + o for f, o in zip(flats, shift, strict=True)]),
+        value=np.concatenate([f.value for f in flats]),
+        baseline=0.0,
+    )
 
 
 def flatten(model: Any) -> FlatTrees | None:
@@ -102,10 +129,40 @@ def predict(model: Any, x: np.ndarray, **limit: Any) -> np.ndarray:
     batch, kept while the model lives) for at most :data:`SMALL_BATCH` rows, else by
     scikit-learn under ``threads().limit(**limit)``. Same answer either way."""
     if x.shape[0] <= SMALL_BATCH:
-        if model not in _FLAT:
-            _FLAT[model] = flatten(model)
-        flat = _FLAT[model]
+        flat = _flat(model)
         if flat is not None:
             return flat.predict(x)
     with threads().limit(**limit):
         return model.predict(x)
+
+
+_FOREST: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...], FlatTrees]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def predict_all(models: list[Any], x: np.ndarray, **limit: Any) -> np.ndarray:
+    """``[m.predict(x) for m in models]`` as a (models, rows) array; for at most
+    :data:`SMALL_BATCH` rows every model's trees are walked together (:func:`concat`), one
+    numpy step per level for all of them instead of per model (the quantile runtime method's
+    three models: 3 walks of 100 trees became one of 300). Same answers as :func:`predict`."""
+    flats = [_flat(m) for m in models] if x.shape[0] <= SMALL_BATCH else []
+    if not models or not flats or any(f is None for f in flats):
+        return np.array([predict(m, x, **limit) for m in models])
+    key = tuple(id(m) for m in models)
+    held = _FOREST.get(models[0])
+    if held is None or held[0] != key:
+        held = _FOREST[models[0]] = (key, concat(flats))  # type: ignore[arg-type]
+    leaves = held[1].walk(x)
+    out, start = np.empty((len(models), x.shape[0])), 0
+    for k, f in enumerate(flats):
+        end = start + f.roots.size  # type: ignore[union-attr]
+        out[k] = _sum(f.baseline, leaves[:, start:end])  # type: ignore[union-attr]
+        start = end
+    return out
+
+
+def _flat(model: Any) -> FlatTrees | None:
+    if model not in _FLAT:
+        _FLAT[model] = flatten(model)
+    return _FLAT[model]

@@ -44,3 +44,24 @@ def test_a_model_with_a_categorical_split_is_left_to_scikit_learn() -> None:
     model = HistGradientBoostingRegressor(categorical_features=[0], random_state=0).fit(x, y)
     assert gbm_trees.flatten(model) is None
     assert np.array_equal(gbm_trees.predict(model, x[:3], limits=1), model.predict(x[:3]))
+
+
+def test_several_models_walked_together_give_each_models_answer_bit_for_bit() -> None:
+    """``predict_all``: the quantile method's models (different sizes, missing values) walked
+    as one forest answer exactly what each answers alone, below and above SMALL_BATCH."""
+    x, y = _data(3, 2000)
+    models = [
+        HistGradientBoostingRegressor(loss="quantile", quantile=q, max_iter=it, random_state=0)
+        .fit(x, y)
+        for q, it in ((0.1, 60), (0.5, 100), (0.9, 30))
+    ]  # fmt: skip
+    targets, _ = _data(4, 300)
+    targets = np.vstack([targets, x[:40]])
+    want = np.array([m.predict(targets) for m in models])
+    for n in (1, 5, gbm_trees.SMALL_BATCH, gbm_trees.SMALL_BATCH + 1):
+        got = gbm_trees.predict_all(models, targets[:n], limits=1)
+        assert got.shape == (3, n) and np.array_equal(got, want[:, :n])
+    for lo in range(0, 300, 7):  # many small batches through the one cached forest
+        assert np.array_equal(
+            gbm_trees.predict_all(models, targets[lo : lo + 3]), want[:, lo : lo + 3]
+        )

@@ -156,7 +156,7 @@ class QuantileGBRange(RuntimeEstimator):
             sel = bounds == b
             models, support[sel] = self.models(int(b))
             if models is not None:
-                out[:, sel] = np.exp([gbm_trees.predict(m, x[sel], limits=1) for m in models])
+                out[:, sel] = np.exp(gbm_trees.predict_all(models, x[sel], limits=1))
             if progress is not None:
                 progress((i + 1) / len(unique))
         low, mid, high = np.sort(out, axis=0)
