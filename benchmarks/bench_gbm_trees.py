@@ -1,6 +1,7 @@
 """CPU per single-row GBM prediction: scikit-learn's ``predict`` (under the one-thread limit
 the service uses) against ``predictor.core.gbm_trees`` (flattened trees), for the models the
-service fits: quantile runtime (q 0.1, 0.5, 0.9) and absolute-error wait GBM.
+service fits: quantile runtime (q 0.1, 0.5, 0.9) and absolute-error wait GBM; and the
+quantile method's three models walked one by one against together (``predict_all``).
 
     python benchmarks/bench_gbm_trees.py [--rows N] [--calls N]
 """
@@ -53,6 +54,23 @@ def main() -> None:
         same = bool(np.array_equal(sk(), flat()))
         sk_ms, flat_ms = per_call_ms(sk, args.calls), per_call_ms(flat, args.calls)
         print(f"| {name} | {model.n_iter_} | {sk_ms:.3f} | {flat_ms:.3f} | {same} |")
+    with threads().limit(limits=1):
+        three = [HistGradientBoostingRegressor(loss="quantile", quantile=q, random_state=0)
+                 .fit(x, y) for q in (0.1, 0.5, 0.9)]  # fmt: skip
+    one = x[:1]
+
+    def each():
+        return np.array([gbm_trees.predict(m, one, limits=1) for m in three])
+
+    def together():
+        return gbm_trees.predict_all(three, one, limits=1)
+
+    same = bool(np.array_equal(each(), together()))
+    each_ms, together_ms = per_call_ms(each, args.calls), per_call_ms(together, args.calls)
+    print(
+        f"\nquantile q 0.1/0.5/0.9, one row: flattened one by one {each_ms:.3f} ms, "
+        f"walked together {together_ms:.3f} ms, same answer {same}"
+    )
 
 
 if __name__ == "__main__":
