@@ -41,25 +41,42 @@ def shadow_of(engine: Engine, need: int) -> tuple[float, int]:
     enough processors are free, then takes every job ending at that same time.
     When a job is at or past its estimated end the engine's
     :meth:`~pyss_adapter.core.engine.Engine.expected_releases` says when to expect it.
+
+    The result depends only on which ends are at or before the shadow, not on their order
+    among equal ends, so the jobs at or past their end (a prefix of ``engine.running``,
+    re-timed and sorted) are merged lazily with the rest, already in order, instead of
+    building and sorting ``expected_releases()`` whole on every pass: in a forward run
+    every event is a job's end, so that list was built about 85 times per why-block on
+    HPC2N (its long queues; 3 of 13 ms per warm answer).
     """
     avail = engine.free
     shadow = math.inf
-    running = engine.running
-    if running and running[0][0] <= engine.now:
-        for expected, p in engine.expected_releases():
-            if expected > shadow:
-                break
-            avail += p
-            if shadow == math.inf and avail >= need:
-                shadow = expected
-    else:
-        procs = engine.procs
-        for expected, _, j in running:
-            if expected > shadow:
-                break
-            avail += procs[j]
-            if shadow == math.inf and avail >= need:
-                shadow = expected
+    running, procs, now = engine.running, engine.procs, engine.now
+    first = 0
+    late: list[tuple[float, int]] = []
+    if running and running[0][0] <= now:
+        released, start, requested = engine.released, engine.start_s, engine.requested
+        while first < len(running) and running[first][0] <= now:
+            j = running[first][2]
+            if not released[j]:  # Tsafrir's EASY++ rule, as ``expected_releases``
+                late.append((max(start[j] + requested[j], now + 1.0), procs[j]))
+            first += 1
+        late.sort()
+    k, n, i = first, len(running), 0
+    while True:
+        if i < len(late) and (k >= n or late[i][0] <= running[k][0]):
+            expected, p = late[i]
+            i += 1
+        elif k < n:
+            expected, p = running[k][0], procs[running[k][2]]
+            k += 1
+        else:
+            break
+        if expected > shadow:
+            break
+        avail += p
+        if shadow == math.inf and avail >= need:
+            shadow = expected
     return shadow, avail - need
 
 
