@@ -12,6 +12,7 @@ then known too (see ``predictor.core.runtime.load``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,12 +153,17 @@ class RuntimeContext:
             start,
         )
 
-    def level_sums(self, level: str, name: str, values: np.ndarray) -> np.ndarray:
+    def level_sums(
+        self, level: str, name: str, values: np.ndarray | Callable[[], np.ndarray]
+    ) -> np.ndarray:
         """Prefix sums of ``values`` in the order of ``levels[level]``, cached under ``name``
-        (one O(n) pass per trace, then any number of O(log n) past means)."""
+        (one O(n) pass per trace, then any number of O(log n) past means). ``values`` may be
+        a function, called only when the sums are not cached yet."""
         key = (level, name)
         if key not in self._sums:
-            self._sums[key] = self.levels[level].prefix_sums(values)
+            self._sums[key] = self.levels[level].prefix_sums(
+                values() if callable(values) else values
+            )
         return self._sums[key]
 
     def level_codes(self, rows: np.ndarray) -> dict[str, np.ndarray]:

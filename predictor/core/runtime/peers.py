@@ -150,11 +150,13 @@ def last_user_runtimes(
     """The user's last and second-last runtimes that ended before each target's time (NaN)."""
     index = ctx.levels["user"]
     lo, hi = index.bounds(targets.codes["user"], targets.t_s)
-    run_sorted = ctx.run_s[index.order]
-    if run_sorted.size == 0:
+    if index.order.size == 0:
         return np.full(len(targets), np.nan), np.full(len(targets), np.nan)
-    last = np.where(hi - lo >= 1, run_sorted[np.maximum(hi - 1, 0)], np.nan)
-    second = np.where(hi - lo >= 2, run_sorted[np.maximum(hi - 2, 0)], np.nan)
+    # Only the two rows read are gathered (the whole history re-ordered per call cost
+    # 0.5 ms a request on HPC2N's 200k jobs, growing with the log).
+    run_of = ctx.run_s[index.order[np.maximum(np.stack([hi - 1, hi - 2]), 0)]]
+    last = np.where(hi - lo >= 1, run_of[0], np.nan)
+    second = np.where(hi - lo >= 2, run_of[1], np.nan)
     return last, second
 
 
