@@ -135,12 +135,19 @@ class LogColumns:
     arrays: Any
     requests: RequestBatch
     used_procs: np.ndarray
+    reach_max: np.ndarray  # running maximum over rows of when each leaves W and R (-inf: never in)
 
     @classmethod
     def of(cls, jobs: pd.DataFrame) -> LogColumns:
         requests = RequestBatch.from_jobs(jobs)
         alloc = jobs["allocated_procs"].to_numpy(np.int64)
-        return cls(job_arrays(jobs), requests, np.where(alloc > 0, alloc, requests.procs))
+        a = job_arrays(jobs)
+        # A row is waiting or running at t only if t < its end (its start, for a job without
+        # a runtime); so rows up to the last whose running maximum of ends is <= t are never
+        # in W or R at t, and ``from_log`` scans from there instead of from row 0.
+        reach = np.where(a.present, a.end, -np.inf)
+        reach_max = np.maximum.accumulate(reach) if reach.size else reach
+        return cls(a, requests, np.where(alloc > 0, alloc, requests.procs), reach_max)
 
 
 def from_log(
@@ -174,9 +181,10 @@ def from_log(
     columns = LogColumns.of(jobs) if columns is None else columns
     a, requests, used = columns.arrays, columns.requests, columns.used_procs
     n = int(np.searchsorted(a.submit, time_s, side="right") if rows is None else rows)
-    head = slice(0, n)
-    waiting = np.flatnonzero(a.present[head] & (a.start[head] > time_s))
-    running = np.flatnonzero(a.runs[head] & (a.start[head] <= time_s) & (a.end[head] > time_s))
+    lo = min(int(np.searchsorted(columns.reach_max, time_s, side="right")), n)
+    head = slice(lo, n)  # rows before ``lo`` have all left (``LogColumns.reach_max``)
+    waiting = lo + np.flatnonzero(a.present[head] & (a.start[head] > time_s))
+    running = lo + np.flatnonzero(a.runs[head] & (a.start[head] <= time_s) & (a.end[head] > time_s))
     n_known = min(n, int(np.searchsorted(a.submit, known_at_s, side="right")))
     return Snapshot(
         time_s=float(time_s),
