@@ -16,11 +16,13 @@ from predictor.core.runtime.types import RuntimeMethod
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.why.explain import Why, explain
+from predictor.core.why.forward import Profiles
 from predictor.core.why.queue import from_snapshot
 from predictor.core.why.sooner import Change, sooner
 from queuecast.humanize import duration
 
 LISTED = 10
+PROFILES = Profiles()  # the queue's forward run, shared by the requests of an instant
 HOW = (
     "EASY backfilling simulated forward from the queue at the request's arrival (the replay "
     "engine's own EASY, as squeue --start): every job runs for its time limit, nobody else "
@@ -60,7 +62,7 @@ def why_body(
     if estimate <= 0:
         estimate = float(runtime.predict(snapshot, RequestBatch.of([request])).ranges[0].point_s)
     why = explain(state, int(request.procs), estimate, held_until_s=held_until_s)
-    changes = sooner(state, why, estimate)
+    changes = sooner(state, why, estimate, PROFILES)
     best = changes.best
     now = why.now_s
     note = estimate_note(why, headline_wait_s, history_wait_s)

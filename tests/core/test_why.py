@@ -122,3 +122,23 @@ def test_a_full_size_head_that_fits_starts_first_and_no_smaller_size_helps():
     why = explain(s, 100, 60)
     assert (why.reason, why.start_s, why.alone_start_s) == ("jobs_ahead", 600, 0)
     assert sooner(s, why, 60).best is None
+
+
+def test_forward_runs_kept_per_queue_give_the_same_changes_as_fresh_runs():
+    """``Profiles``: requests at one instant share the queue's forward run; the answers equal
+    fresh runs, whichever request came first (a shorter kept run is replaced by a longer)."""
+    from predictor.core.why.forward import Profiles
+
+    rng = np.random.default_rng(3)
+    profiles = Profiles(size=4)
+    compared = 0
+    for _ in range(40):
+        running = [(float(rng.integers(1, 5000)), int(rng.integers(1, 40))) for _ in range(6)]
+        queued = [(int(rng.integers(1, 100)), float(rng.integers(60, 9000))) for _ in range(8)]
+        s = state(running, queued)
+        for _ in range(6):  # several requests on the same queue, in random order
+            procs, est = int(rng.integers(1, 101)), float(rng.integers(30, 20000))
+            why = explain(s, procs, est)
+            assert sooner(s, why, est, profiles) == sooner(s, why, est)
+            compared += why.start_s > s.now_s
+    assert compared > 100 and len(profiles._runs) == 4  # bounded

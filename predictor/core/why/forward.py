@@ -10,6 +10,8 @@ size and estimate (for searching changes); :func:`plan` runs every queued job to
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -45,6 +47,44 @@ def profile(state: QueueState, until_s: float = float("inf")) -> StartProfile:
                        state.running_procs.tolist(), strict=True))  # fmt: skip
     queue = list(zip(state.queue_procs.tolist(), state.queue_estimate_s.tolist(), strict=True))
     return easy_profile(state.now_s, running, queue, state.machine_procs, until_s)
+
+
+class Profiles:
+    """:func:`profile` runs kept per queue (a small LRU, keyed by the queue's contents): the
+    run depends on the queue only, not on the request, so requests at one instant share it.
+
+    A run made up to ``until_s`` answers every start at or before ``until_s`` as a shorter
+    run would (later ones are ``inf`` in the shorter), and every caller only asks whether a
+    start is at or before its own ``until_s``: so a kept run serves any request whose
+    ``until_s`` is not later, and a later one replaces it. Thread-safe (gunicorn threads).
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._runs: OrderedDict[tuple, tuple[float, StartProfile]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(state: QueueState) -> tuple:
+        return (state.now_s, state.machine_procs, state.running_end_s.tobytes(),
+                state.running_procs.tobytes(), state.queue_procs.tobytes(),
+                state.queue_estimate_s.tobytes())  # fmt: skip
+
+    def get(self, state: QueueState, until_s: float = float("inf")) -> StartProfile:
+        """A run of ``state``'s queue answering every start up to ``until_s``."""
+        key = self.key(state)
+        with self._lock:
+            held = self._runs.get(key)
+            if held is not None and held[0] >= until_s:
+                self._runs.move_to_end(key)
+                return held[1]
+        run = profile(state, until_s)
+        with self._lock:
+            self._runs[key] = (until_s, run)
+            self._runs.move_to_end(key)
+            while len(self._runs) > self.size:
+                self._runs.popitem(last=False)
+        return run
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from predictor.core.why.explain import Why
-from predictor.core.why.forward import profile
+from predictor.core.why.forward import Profiles, profile
 from predictor.core.why.queue import QueueState
 
 MIN_SAVING_S = 60.0
@@ -92,7 +92,9 @@ def size_candidates(why: Why) -> list[int]:
     return sizes[:MAX_SIZES]
 
 
-def fewer_procs(state: QueueState, why: Why, estimate_s: float) -> Change | None:
+def fewer_procs(
+    state: QueueState, why: Why, estimate_s: float, profiles: Profiles | None = None
+) -> Change | None:
     """The largest smaller size that starts at least ``min_saving_s`` sooner (each size's
     start read off one forward run of the queue, :func:`forward.profile`)."""
     start_s = why.start_s
@@ -100,7 +102,7 @@ def fewer_procs(state: QueueState, why: Why, estimate_s: float) -> Change | None
     sizes = size_candidates(why)
     if not sizes:
         return None
-    starts = profile(state, until_s=start_s - need)
+    starts = (profiles.get if profiles else profile)(state, until_s=start_s - need)
     for size in sizes:
         start = starts.start_s(size, max(float(estimate_s), 1.0))  # as start_of takes it
         if start_s - start >= need:
@@ -109,13 +111,17 @@ def fewer_procs(state: QueueState, why: Why, estimate_s: float) -> Change | None
 
 
 def shorter_limit(
-    state: QueueState, procs: int, estimate_s: float, start_s: float
+    state: QueueState,
+    procs: int,
+    estimate_s: float,
+    start_s: float,
+    profiles: Profiles | None = None,
 ) -> Change | None:
     """The longest limit below ``estimate_s`` that starts the request now (else None)."""
     now = state.now_s
     if start_s <= now:
         return None
-    starts = profile(state, until_s=now)  # only "starts now" is asked
+    starts = (profiles.get if profiles else profile)(state, until_s=now)  # "starts now"?
     if starts.start_s(procs, 1.0) > now:
         return None
     low, high = 1, int(np.ceil(estimate_s))  # starts now at low, not at high
@@ -139,14 +145,18 @@ def later_submission(
     return Change("later_submission", procs, estimate_s, delay, start_s, 0.0)
 
 
-def sooner(state: QueueState, why: Why, estimate_s: float) -> Sooner:
+def sooner(
+    state: QueueState, why: Why, estimate_s: float, profiles: Profiles | None = None
+) -> Sooner:
     """Every single change of the module docstring for the request ``why`` explains
-    (:func:`predictor.core.why.explain.explain` on the same state and estimate)."""
+    (:func:`predictor.core.why.explain.explain` on the same state and estimate).
+    ``profiles``: forward runs kept per queue (:class:`~predictor.core.why.forward.Profiles`),
+    shared by the requests of one instant; the same answers as without."""
     procs, start_s = why.procs, why.start_s
     if start_s <= state.now_s:
         return Sooner(None, None, None)
     return Sooner(
-        fewer_procs(state, why, estimate_s),
-        shorter_limit(state, procs, estimate_s, start_s),
+        fewer_procs(state, why, estimate_s, profiles),
+        shorter_limit(state, procs, estimate_s, start_s, profiles),
         later_submission(state, procs, estimate_s, start_s),
     )
