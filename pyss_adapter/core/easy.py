@@ -44,24 +44,15 @@ def shadow_of(engine: Engine, need: int) -> tuple[float, int]:
 
     The result depends only on which ends are at or before the shadow, not on their order
     among equal ends, so the jobs at or past their end (a prefix of ``engine.running``,
-    re-timed and sorted) are merged lazily with the rest, already in order, instead of
-    building and sorting ``expected_releases()`` whole on every pass: in a forward run
-    every event is a job's end, so that list was built about 85 times per why-block on
-    HPC2N (its long queues; 3 of 13 ms per warm answer).
+    re-timed and sorted by ``Engine.overdue_releases``) are merged lazily with the rest,
+    already in order, instead of building and sorting ``expected_releases()`` whole on every
+    pass: in a forward run every event is a job's end, so that list was built about 85 times
+    per why-block on HPC2N (its long queues; 3 of 13 ms per warm answer).
     """
     avail = engine.free
     shadow = math.inf
-    running, procs, now = engine.running, engine.procs, engine.now
-    first = 0
-    late: list[tuple[float, int]] = []
-    if running and running[0][0] <= now:
-        released, start, requested = engine.released, engine.start_s, engine.requested
-        while first < len(running) and running[first][0] <= now:
-            j = running[first][2]
-            if not released[j]:  # Tsafrir's EASY++ rule, as ``expected_releases``
-                late.append((max(start[j] + requested[j], now + 1.0), procs[j]))
-            first += 1
-        late.sort()
+    running, procs = engine.running, engine.procs
+    first, late = engine.overdue_releases()
     k, n, i = first, len(running), 0
     while True:
         if i < len(late) and (k >= n or late[i][0] <= running[k][0]):

@@ -256,19 +256,28 @@ class Engine:
         """``(expected end, processors)`` of the running jobs as a scheduler sees them now.
 
         Sorted. Jobs whose processors are already back (ending now at their estimate)
-        are left out. A job past its estimate is expected at its requested end
-        (Tsafrir's EASY++ rule) or, past that too, in one second: never "now", which
-        would hand its busy processors to a queued job.
+        are left out; those past their estimate are re-timed (:meth:`overdue_releases`).
         """
-        now, procs = self.now, self.procs
-        out = []
-        for expected, _, j in self.running:
-            if expected > now:
-                out.append((expected, procs[j]))
-            elif not self.released[j]:
-                out.append((max(self.start_s[j] + self.requested[j], now + 1.0), procs[j]))
-        out.sort()
-        return out
+        first, late = self.overdue_releases()
+        procs = self.procs
+        return sorted(late + [(expected, procs[j]) for expected, _, j in self.running[first:]])
+
+    def overdue_releases(self) -> tuple[int, list[tuple[float, int]]]:
+        """``(k, releases)``: the first ``k`` running jobs are at or past their expected end;
+        ``releases`` (sorted) says when those whose processors are not back yet are expected.
+        A job past its estimate is expected at its requested end (Tsafrir's EASY++ rule) or,
+        past that too, in one second: never "now", which would hand its busy processors to a
+        queued job."""
+        running, now, procs = self.running, self.now, self.procs
+        released, start, requested = self.released, self.start_s, self.requested
+        first, late = 0, []
+        while first < len(running) and running[first][0] <= now:
+            j = running[first][2]
+            if not released[j]:
+                late.append((max(start[j] + requested[j], now + 1.0), procs[j]))
+            first += 1
+        late.sort()
+        return first, late
 
     @classmethod
     def from_state(

@@ -14,9 +14,17 @@ from pyss_adapter.core.engine import Engine
 
 
 def reference(engine, need: int) -> tuple[float, int]:
-    """The walk before the merge: every release, built and sorted."""
+    """The walk before the merge: every release built (EASY++ rule for jobs past their end)
+    and sorted, then walked."""
+    releases = []
+    for expected, _, j in engine.running:
+        if expected > engine.now:
+            releases.append((expected, engine.procs[j]))
+        elif not engine.released[j]:
+            end = max(engine.start_s[j] + engine.requested[j], engine.now + 1.0)
+            releases.append((end, engine.procs[j]))
     avail, shadow = engine.free, math.inf
-    for expected, p in Engine.expected_releases(engine):
+    for expected, p in sorted(releases):
         if expected > shadow:
             break
         avail += p
@@ -41,7 +49,7 @@ def random_engine(rng: random.Random) -> SimpleNamespace:
         now=now, free=rng.randint(0, 8), running=running, procs=procs, start_s=start,
         requested=requested, released=released,
     )  # fmt: skip
-    engine.expected_releases = lambda: Engine.expected_releases(engine)
+    engine.overdue_releases = lambda: Engine.overdue_releases(engine)
     return engine
 
 

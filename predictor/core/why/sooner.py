@@ -22,12 +22,16 @@ Each change is tried as a tentative arrival in the same queue, one at a time:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from predictor.core.why.explain import Why
 from predictor.core.why.forward import Profiles, profile
 from predictor.core.why.queue import QueueState
+
+if TYPE_CHECKING:
+    from pyss_adapter.core.start_profile import StartProfile
 
 MIN_SAVING_S = 60.0
 MIN_SAVING_SHARE = 0.10
@@ -92,6 +96,11 @@ def size_candidates(why: Why) -> list[int]:
     return sizes[:MAX_SIZES]
 
 
+def _run(state: QueueState, until_s: float, profiles: Profiles | None) -> StartProfile:
+    """The queue's forward run up to ``until_s``, kept in ``profiles`` when given."""
+    return profiles.get(state, until_s) if profiles else profile(state, until_s)
+
+
 def fewer_procs(
     state: QueueState, why: Why, estimate_s: float, profiles: Profiles | None = None
 ) -> Change | None:
@@ -102,7 +111,7 @@ def fewer_procs(
     sizes = size_candidates(why)
     if not sizes:
         return None
-    starts = (profiles.get if profiles else profile)(state, until_s=start_s - need)
+    starts = _run(state, start_s - need, profiles)
     for size in sizes:
         start = starts.start_s(size, max(float(estimate_s), 1.0))  # as start_of takes it
         if start_s - start >= need:
@@ -121,7 +130,7 @@ def shorter_limit(
     now = state.now_s
     if start_s <= now:
         return None
-    starts = (profiles.get if profiles else profile)(state, until_s=now)  # "starts now"?
+    starts = _run(state, now, profiles)  # only "starts now" is asked
     if starts.start_s(procs, 1.0) > now:
         return None
     low, high = 1, int(np.ceil(estimate_s))  # starts now at low, not at high
