@@ -19,6 +19,7 @@ from holdqueue.models import Site, SiteJob
 from holdqueue.pages_decision import sentences_for, start_check
 from holdqueue.services import jobs as job_services
 from holdqueue.services import live
+from holdqueue.services.backends import run_note, simulated_hold_s
 from holdqueue.services.predict import why_held
 from queuecast.errors import QueuecastError
 from queuecast.permissions import can_change
@@ -59,6 +60,7 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "queue": queue,
         "error": error,
         "jobs": job_services.visible_jobs(site, request.user)[:LIST_LIMIT],
+        "run_note": run_note(site),
         "next_url": reverse("site-job-page", args=[site.pk, 0]).replace("/0/", "/{id}/"),
     }
     return render(request, "sites/detail.html", context)
@@ -73,7 +75,8 @@ def job_detail(request: HttpRequest, pk: int, jid: int) -> HttpResponse:
         raise Http404(exc.detail) from exc
     context = {"nav": "sites", "site": site, "job": job, **decision_view(job.decision or {}),
                "sentences": sentences_for(job), "can_act": job.state == SiteJob.HELD,
-               "why": why_held(site, job), "start_check": start_check(job)}  # fmt: skip
+               "why": why_held(site, job), "start_check": start_check(job),
+               "simulated_hold_s": simulated_hold_s(site, job.time_limit_s)}  # fmt: skip
     return render(request, "sites/job.html", context)
 
 

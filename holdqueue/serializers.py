@@ -13,6 +13,7 @@ from rest_framework import serializers
 
 from holdqueue.core.directives import allow_list_problem
 from holdqueue.models import Site, SiteJob
+from holdqueue.services import backends
 from holdqueue.services.backends import max_timeout_s
 from predictor.core.wait.registry import FACTORIES as WAIT_FACTORIES
 from predictor.serializers.why import WhySerializer
@@ -124,6 +125,13 @@ class SiteSerializer(serializers.ModelSerializer):
     """A site; its backend ``config`` (paths on the server) is shown to staff only."""
 
     history_jobs = serializers.IntegerField(read_only=True, source="history.count")
+    run_note = serializers.SerializerMethodField(
+        help_text="what a submitted job does here: on a simulated site the command is not "
+        "run (empty on a real batch system)"
+    )
+
+    def get_run_note(self, site: Site) -> str:
+        return backends.run_note(site)
 
     def to_representation(self, instance: Site) -> dict[str, Any]:
         data = super().to_representation(instance)
@@ -147,6 +155,7 @@ class SiteSerializer(serializers.ModelSerializer):
             "synced_until",
             "created_at",
             "history_jobs",
+            "run_note",
             "broken",
             "last_error",
             "error_count",
@@ -324,6 +333,13 @@ class JobCreateSerializer(serializers.Serializer):
 
 class SiteJobSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
+    simulated_hold_s = serializers.SerializerMethodField(
+        help_text="on a simulated site, how long the job holds its processors once started "
+        "(the command is not run; the site's run_note); null on a real batch system"
+    )
+
+    def get_simulated_hold_s(self, job: SiteJob) -> float | None:
+        return backends.simulated_hold_s(job.site, job.time_limit_s)
 
     class Meta:
         model = SiteJob
@@ -336,6 +352,7 @@ class SiteJobSerializer(serializers.ModelSerializer):
             "procs_requested",
             "procs_chosen",
             "time_limit_s",
+            "simulated_hold_s",
             "mold",
             "allow_delay",
             "arrived_at",

@@ -129,6 +129,34 @@ def backend_for(site: Site) -> Backend:
     )
 
 
+def simulated_hold_s(site: Site, time_limit_s: float) -> float | None:
+    """How long, in wall seconds, a job with this limit holds its processors on a simulated
+    site (``runtime_fraction`` of its limit on the site's clock, ``SimulatedBackend.submit``);
+    None on a real batch system, where the job runs its command."""
+    if site.backend != "simulated":
+        return None
+    config = site.config or {}
+    fraction = float(config.get("runtime_fraction", 0.5))
+    speed = float(config.get("speed", 1.0))
+    return max(1.0, fraction * float(time_limit_s)) / speed
+
+
+def run_note(site: Site) -> str:
+    """What a submitted job does here, in a sentence for the site's pages and API: on a
+    simulated site the command is not run and the job holds its processors for a fixed share
+    of its time limit (docs/sites.md); "" on a real batch system."""
+    if site.backend != "simulated":
+        return ""
+    config = site.config or {}
+    fraction = float(config.get("runtime_fraction", 0.5))
+    speed = float(config.get("speed", 1.0))
+    clock = "" if speed == 1.0 else f" (its clock runs {speed:g} times real time)"
+    return (
+        "This is a simulated cluster: the command is not run. A job holds its processors "
+        f"for {fraction:.0%} of its time limit{clock}, then ends."
+    )
+
+
 def site_seconds(site: Site, when: dt.datetime | float) -> float:
     """``when`` (a datetime or a Unix timestamp) in seconds since the site's epoch."""
     ts = when.timestamp() if isinstance(when, dt.datetime) else float(when)

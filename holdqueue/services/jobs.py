@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 
 def visible_jobs(site: Site, user: Any) -> QuerySet[SiteJob]:
-    jobs = SiteJob.objects.filter(site=site).select_related("owner")
+    jobs = SiteJob.objects.filter(site=site).select_related("owner", "site")
     return visible_to(jobs, user)
 
 
