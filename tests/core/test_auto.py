@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -123,3 +125,74 @@ def test_a_snapshot_asks_only_the_experts_its_answers_read():
     assert skipped > 0  # zero's weight falls below 1e-12 on this log
     rows = auto.predict_rows(np.arange(600, 800, 50))
     assert all(np.isfinite(rows.extra[f"candidate_{n}_s"]).all() for n in names)
+
+
+class _Counting:
+    """Counts the log rows a wrapped expert is asked for."""
+
+    def __init__(self, method, asked: list[int]) -> None:
+        self.method, self.asked = method, asked
+
+    def predict_rows(self, rows, progress=None):
+        self.asked.extend(np.asarray(rows).tolist())
+        return self.method.predict_rows(rows, progress=progress)
+
+    def __getattr__(self, name):
+        return getattr(self.method, name)
+
+
+def _lending_methods(seed: int = 0) -> dict:
+    return {
+        "auto": AutoWait(
+            candidates=("median", "gbm", "zero"), safe="median", round_size=5, min_known=10,
+            n_validation=80, max_scored=60, make=make_method, random_state=seed,
+        ),
+        "median": make_method("median", seed),
+        "gbm": make_method("gbm", seed),
+        "zero": make_method("zero", seed),
+    }  # fmt: skip
+
+
+def test_auto_beside_its_experts_reuses_their_answers_and_answers_the_same():
+    """An evaluation of ``auto`` with its experts lends it their row answers (the same
+    class and parameters fitted on the same context): ``auto``'s answers, weights and the
+    experts' columns equal ``auto`` evaluated alone, to the bit, in any order of methods."""
+    jobs = make_jobs(900, seed=7)
+    alone = evaluate_trace(jobs, 128, {"auto": _lending_methods()["auto"]}, limit=200)
+    methods = _lending_methods()
+    with_experts = evaluate_trace(jobs, 128, methods, limit=200)
+    assert with_experts.results["auto"]["reused_answers_of"] == ["median", "gbm", "zero"]
+    assert alone.results["auto"]["reused_answers_of"] == []
+    assert list(with_experts.results) == ["auto", "median", "gbm", "zero"]  # the order asked
+    a, b = alone.predictions["auto"], with_experts.predictions["auto"]
+    np.testing.assert_array_equal(a.wait_s, b.wait_s)
+    np.testing.assert_array_equal(a.predictor, b.predictor)
+    assert a.extra.keys() == b.extra.keys()
+    for key in a.extra:
+        np.testing.assert_array_equal(a.extra[key], b.extra[key])
+    assert with_experts.results["auto"]["aae_s"] == alone.results["auto"]["aae_s"]
+
+
+def test_lent_rows_are_not_asked_again_and_rows_not_lent_are():
+    jobs = make_jobs(900, seed=8)
+    ctx = _ctx(jobs, 200)
+    median = make_method("median").fit(ctx)
+    auto = _lending_methods()["auto"].fit(ctx)
+    assert auto.same_expert("median", median)
+    assert not auto.same_expert("median", make_method("median").fit(_ctx(jobs, 200)))  # other ctx
+    assert not auto.same_expert("gbm", make_method("gbm", 1).fit(ctx))  # other parameters
+    asked: list[int] = []
+    own = auto.methods_["median"]
+    auto.methods_["median"] = _Counting(own, asked)
+    lent_rows = np.arange(300, 900)
+    auto.lend("median", lent_rows, median.predict_rows(lent_rows).wait_s)
+    rows = np.arange(250, 600, 5)
+    got = auto.predict_rows(rows)
+    assert asked and set(asked) <= set(range(200, 300))  # the pool's and targets' rows not lent
+    fresh = _lending_methods()["auto"].fit(ctx).predict_rows(rows)
+    np.testing.assert_array_equal(got.wait_s, fresh.wait_s)
+    np.testing.assert_array_equal(
+        got.extra["candidate_median_s"], fresh.extra["candidate_median_s"]
+    )
+    auto.methods_["median"] = own
+    assert pickle.loads(pickle.dumps(auto)).lent() == ()  # lent answers are not stored

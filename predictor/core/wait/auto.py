@@ -132,6 +132,13 @@ class AutoWait(WaitEstimator):
         self.skip_below = skip_below
         self.random_state = random_state
         self.make = make
+        self._lent: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Lent answers (:meth:`lend`) stay with the evaluation that lent them."""
+        state = self.__dict__.copy()
+        state.pop("_lent", None)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """A model pickled before the guard could count time or Prod existed answers as it did.
@@ -142,7 +149,50 @@ class AutoWait(WaitEstimator):
         state.setdefault("meta", "guard")
         state.setdefault("skip_below", 0.0)
         state["_selector"] = None
+        state["_lent"] = {}
         self.__dict__.update(state)
+
+    def same_expert(self, name: str, method: Any) -> bool:
+        """Is ``method`` (fitted elsewhere, e.g. an evaluation's standalone run) the expert
+        ``name`` here: the same class with the same parameters, fitted on the very same
+        history? Fitting is deterministic, so its row answers are then the expert's own."""
+        mine = getattr(self, "methods_", {}).get(name)
+        return (
+            mine is not None
+            and type(mine) is type(method)
+            and mine.get_params() == method.get_params()
+            and getattr(mine, "history_", None) is getattr(method, "history_", None) is not None
+        )
+
+    def lend(self, name: str, rows: np.ndarray, wait_s: np.ndarray) -> None:
+        """Expert ``name``'s answers at log ``rows``, computed by a method for which
+        :meth:`same_expert` holds: row answers (the pool and ``predict_rows``) read them
+        instead of asking the expert again. A row's answer depends on that row only
+        (``predictor.core.chunks``), so they are the expert's own answers; rows not lent are
+        asked as before. An evaluation of ``auto`` beside its experts thus predicts each
+        expert's rows once (``predictor.core.wait.evaluate``)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        order = np.argsort(rows, kind="stable")
+        self._lent[name] = (rows[order], np.asarray(wait_s, dtype=float)[order])
+
+    def lent(self) -> tuple[str, ...]:
+        """The experts whose row answers were lent."""
+        return tuple(self._lent)
+
+    def _expert_rows(self, name: str, rows: np.ndarray, progress: Progress) -> np.ndarray:
+        """Expert ``name``'s answers at ``rows``: lent where lent, asked otherwise."""
+        lent = self._lent.get(name)
+        if lent is None or lent[0].size == 0:
+            return self.methods_[name].predict_rows(rows, progress=progress).wait_s
+        have_rows, have = lent
+        pos = np.minimum(np.searchsorted(have_rows, rows), have_rows.size - 1)
+        found = have_rows[pos] == rows
+        out = np.empty(rows.size)
+        out[found] = have[pos[found]]
+        if not found.all():
+            missing = rows[~found]
+            out[~found] = self.methods_[name].predict_rows(missing, progress=progress).wait_s
+        return out
 
     def _learn(self, history: WaitContext) -> None:
         if self.make is None:
@@ -194,8 +244,8 @@ class AutoWait(WaitEstimator):
                 m = len(self.methods_)
                 more = np.stack(
                     [
-                        method.predict_rows(new, progress=_part(progress, k, m)).wait_s
-                        for k, method in enumerate(self.methods_.values())
+                        self._expert_rows(name, new, _part(progress, k, m))
+                        for k, name in enumerate(self.methods_)
                     ]
                 )
                 self._scored_pred = np.concatenate([self._scored_pred, more], axis=1)
@@ -268,7 +318,9 @@ class AutoWait(WaitEstimator):
                 continue
             part = _part(progress, k, len(names))
             method = self.methods_[name]
-            if getattr(method, "history_", None) is self._fitted():  # built once for all
+            if targets.rows is not None and name in self._lent:
+                out[k] = self._expert_rows(name, targets.rows, part)
+            elif getattr(method, "history_", None) is self._fitted():  # built once for all
                 out[k] = method.predict_targets(targets, progress=part).wait_s
             elif targets.rows is not None:
                 out[k] = method.predict_rows(targets.rows, progress=part).wait_s

@@ -109,12 +109,16 @@ def run_method(
     *,
     name: str = "",
     runner: chunks.ChunkRunner | None = None,
+    done: Mapping[str, tuple[WaitMethod, WaitPrediction]] | None = None,
 ) -> tuple[WaitPrediction, dict[str, float]]:
     """Fit then predict (in ``n_jobs`` worker processes, or by ``runner``:
-    ``predictor.core.chunks``), timing both."""
+    ``predictor.core.chunks``), timing both. ``done``: the methods already run on the same
+    targets, whose answers a method made of them may reuse (:func:`lend_answers`)."""
     t0 = time.perf_counter()
     method.fit(ctx)
     t1 = time.perf_counter()
+    if lend_answers(method, done or {}, targets):
+        n_jobs, runner = 1, None  # nothing left to spread: lent answers stay in this process
     pred = chunks.predict_rows(
         method, targets, jobs=n_jobs, progress=progress, runner=runner, name=name
     )
@@ -125,6 +129,23 @@ def run_method(
         "predictions_per_s": len(targets) / max(t2 - t1, 1e-9),
     }
     return pred, timing
+
+
+def lend_answers(
+    method: WaitMethod, done: Mapping[str, tuple[WaitMethod, WaitPrediction]], rows: np.ndarray
+) -> bool:
+    """Give a method made of others (``auto``: ``lend``, ``same_expert``) the row answers of
+    those already run here that are its experts: the same class and parameters fitted on the
+    same context, so the same answers (``AutoWait.lend``); ``auto`` beside its experts then
+    predicts no expert's rows twice. True when every expert's answers were lent: its rows
+    are then answered in this process (a worker would ask the experts afresh)."""
+    lend = getattr(method, "lend", None)
+    if lend is None:
+        return False
+    for name, (other, pred) in done.items():
+        if method.same_expert(name, other):  # type: ignore[attr-defined]
+            lend(name, rows, pred.wait_s)
+    return set(method.lent()) == set(method.methods_)  # type: ignore[attr-defined]
 
 
 def candidate_aae(pred: WaitPrediction, wait_s: np.ndarray) -> dict[str, float]:
@@ -160,9 +181,16 @@ def evaluate(
     submit = ctx.jobs["submit_time"].to_numpy(dtype=float)[targets]
     results: dict[str, dict[str, Any]] = {}
     preds: dict[str, WaitPrediction] = {}
-    for k, (name, method) in enumerate(methods.items()):
+    done: dict[str, tuple[WaitMethod, WaitPrediction]] = {}
+    # methods made of others (``auto``) run last, so that they can reuse their answers
+    order = sorted(methods, key=lambda n: hasattr(methods[n], "lend"))
+    for k, name in enumerate(order):
+        method = methods[name]
         part = _scaled(progress, k / len(methods), (k + 1) / len(methods))
-        pred, timing = run_method(method, ctx, targets, part, n_jobs, name=name, runner=runner)
+        pred, timing = run_method(
+            method, ctx, targets, part, n_jobs, name=name, runner=runner, done=done
+        )
+        done[name] = (method, pred)
         preds[name] = pred
         results[name] = {
             **wait_metrics.summarise(
@@ -174,6 +202,10 @@ def evaluate(
         inner = candidate_aae(pred, wait)
         if inner:
             results[name]["candidates_aae_s"] = inner
+        if hasattr(method, "lent"):
+            results[name]["reused_answers_of"] = list(method.lent())
+    results = {name: results[name] for name in methods}
+    preds = {name: preds[name] for name in methods}
     if "apq" in preds and targets.size:
         apq_err = np.abs(preds["apq"].wait_s - wait)
         for name, pred in preds.items():
