@@ -30,13 +30,32 @@ CHUNKS_PER_JOB = 4  # a few chunks per worker evens out slow and fast parts of a
 MIN_CHUNK = 200  # below this the process start-up costs more than it saves
 
 
-def split_rows(rows: np.ndarray, n_chunks: int) -> list[np.ndarray]:
-    """``rows`` cut into ``n_chunks`` contiguous, near-equal chunks (none empty), in order."""
+def split_rows(
+    rows: np.ndarray, n_chunks: int, blocks: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """``rows`` cut into ``n_chunks`` contiguous, near-equal chunks (none empty), in order.
+
+    ``blocks``: a label per row, the model it is answered with (a method retrained at row
+    boundaries: :meth:`predictor.core.wait.gbm.WaitGBM.row_blocks`). Chunks are then cut only
+    where the label changes, at the change nearest each even cut (fewer chunks when two even
+    cuts share one), so no model is needed by two chunks, i.e. trained in two processes.
+    """
     rows = np.asarray(rows)
     if n_chunks < 1:
         raise ValueError(f"n_chunks must be >= 1, got {n_chunks}")
     n_chunks = max(1, min(n_chunks, rows.size))
-    return [c for c in np.array_split(rows, n_chunks) if c.size]
+    if blocks is None:
+        return [c for c in np.array_split(rows, n_chunks) if c.size]
+    changes = np.flatnonzero(np.diff(np.asarray(blocks)) != 0) + 1
+    if changes.size == 0 or n_chunks == 1:
+        return [rows]
+    even = np.arange(1, n_chunks) * rows.size // n_chunks
+    right = np.minimum(np.searchsorted(changes, even), changes.size - 1)
+    left = np.maximum(right - 1, 0)
+    nearest = np.where(
+        np.abs(changes[left] - even) <= np.abs(changes[right] - even), changes[left], changes[right]
+    )
+    return [c for c in np.split(rows, np.unique(nearest)) if c.size]
 
 
 def chunk_count(n_rows: int, jobs: int) -> int:
@@ -130,15 +149,17 @@ def predict_rows(
     the chunks instead of local processes; ``name`` is the method's registry name for it.
     """
     rows = np.asarray(rows, dtype=np.int64)
+    row_blocks = getattr(method, "row_blocks", None)
     if runner is not None and rows.size:
-        parts = split_rows(rows, runner.chunk_count(rows.size))
+        blocks = row_blocks(rows) if row_blocks is not None else None
+        parts = split_rows(rows, runner.chunk_count(rows.size), blocks)
         return merge(runner.run(name, method, parts, progress))
     n_chunks = chunk_count(rows.size, jobs) if n_chunks is None else n_chunks
     if jobs == 1:
         n_chunks = 1
     if n_chunks == 1:
         return method.predict_rows(rows, progress=progress)
-    chunks = split_rows(rows, n_chunks)
+    chunks = split_rows(rows, n_chunks, row_blocks(rows) if row_blocks is not None else None)
     payload = pickle.dumps(method, protocol=pickle.HIGHEST_PROTOCOL)
     out: list[Any] = [None] * len(chunks)
     ctx = mp.get_context("spawn")

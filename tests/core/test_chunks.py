@@ -26,6 +26,33 @@ def test_split_rows_is_contiguous_near_equal_and_complete():
         chunks.split_rows(np.arange(3), 0)
 
 
+def test_split_rows_cuts_only_between_blocks_nearest_the_even_cuts():
+    blocks = np.repeat([0, 1, 2, 3], [5, 1, 2, 4])  # 12 rows, labels change at 5, 6, 8
+    parts = chunks.split_rows(np.arange(12), 3, blocks)
+    assert [p.tolist() for p in parts] == [[0, 1, 2, 3, 4], [5, 6, 7], [8, 9, 10, 11]]
+    labels = [set(blocks[p].tolist()) for p in parts]  # no block in two chunks
+    assert all(a.isdisjoint(b) for a, b in zip(labels, labels[1:], strict=False))
+    # more chunks asked than blocks: one chunk per block; one block: one chunk
+    assert len(chunks.split_rows(np.arange(12), 10, blocks)) == 4
+    assert len(chunks.split_rows(np.arange(12), 3, np.zeros(12))) == 1
+
+
+def test_gbm_chunks_need_one_model_each(ctx):
+    """Chunks cut by GBM's row blocks: each retrain boundary's model serves one chunk only,
+    and the merged answers equal one call's."""
+    method = make_method("gbm", 0).fit(ctx)
+    method.retrain_every = 50
+    rows = np.arange(220, 700)
+    blocks = method.row_blocks(rows)
+    assert len(np.unique(blocks)) == 10
+    parts = chunks.split_rows(rows, 4, blocks)
+    used = [set(method.row_blocks(p).tolist()) for p in parts]
+    assert sum(len(u) for u in used) == len(set().union(*used)) == 10
+    whole = method.predict_rows(rows)
+    merged = chunks.merge([method.predict_rows(p) for p in parts])
+    np.testing.assert_array_equal(whole.wait_s, merged.wait_s)
+
+
 def test_chunk_count_gives_a_few_chunks_per_worker_but_not_tiny_ones():
     assert chunks.chunk_count(100_000, 1) == 1
     assert chunks.chunk_count(100_000, 2) == 2 * chunks.CHUNKS_PER_JOB

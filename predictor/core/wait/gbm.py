@@ -95,6 +95,14 @@ class WaitGBM(WaitEstimator):
             self._models[b] = None if rows.size < 20 else self._train(rows)
         return self._models[b]
 
+    def row_blocks(self, rows: np.ndarray) -> np.ndarray:
+        """The boundary (the model) each log row is answered with: an evaluation's chunks are
+        cut between them (``predictor.core.chunks.split_rows``), so that each model is
+        trained in one worker process, not in every process whose chunk needs it."""
+        self._fitted()
+        rows = np.asarray(rows, dtype=np.int64)
+        return boundaries(rows, self.submit_[rows], self.submit_, self.n_tune_, self.retrain_every)
+
     def train_ahead(self) -> WaitGBM:
         """The models of every boundary after the tuning part (:func:`later_boundaries`),
         trained now instead of by the first prediction that needs them (same models)."""
