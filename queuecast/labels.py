@@ -114,6 +114,9 @@ LABELS: dict[str, tuple[str, Fmt, str]] = {
     "warmup_jobs": ("Warm-up jobs (submitted unchanged)", count("jobs"), "tuning-part"),
     "max_limit_s": ("Machine's time limit", duration, ""),
     "predictor": ("Predictions by", plain, ""),
+    "live_wait_method": ("The live service's wait method", plain, ""),
+    "live_runtime_method": ("The live service's runtime method", plain, ""),
+    "same_methods_as_live": ("Decided with the live service's methods", yes_no, ""),
     "scheduler": ("Scheduler", plain, "easy"),
 }
 

@@ -89,6 +89,32 @@ def test_same_seed_gives_the_same_figures(tmp_path: Path) -> None:
     assert outs[0] == outs[1]
 
 
+def test_a_replay_can_decide_with_the_live_services_methods_and_says_which_it_used(
+    tmp_path: Path, settings, capsys
+) -> None:
+    """``auto`` waits and the ``auto`` runtime choice (what the live service answers with)
+    decide a replay like any registered method; ``params`` says whether the replay's methods
+    are the live service's, and the default (``sim``) says it is not."""
+    settings.QUEUECAST_SERVICE_WAIT_METHOD = "auto"
+    settings.QUEUECAST_SERVICE_RUNTIME_METHOD = "auto"
+    path = swf_file(tmp_path, n=400)
+    out = tmp_path / "live.json"
+    call_command("evaluate_molding", "--swf", str(path), "--strategies", "baseline,molding",
+                 "--wait-method", "auto", "--runtime-method", "auto", "--json", str(out),
+                 "--tune-fraction", "0.3")  # fmt: skip
+    params = json.loads(out.read_text())["params"]
+    assert (params["wait_method"], params["runtime_method"]) == ("auto", "auto")
+    assert params["same_methods_as_live"] is True
+    assert "proves the decision code" not in capsys.readouterr().out
+    out = tmp_path / "sim.json"
+    call_command("evaluate_molding", "--swf", str(path), "--strategies", "molding",
+                 "--json", str(out), "--tune-fraction", "0.3")  # fmt: skip
+    params = json.loads(out.read_text())["params"]
+    assert params["same_methods_as_live"] is False
+    assert (params["live_wait_method"], params["live_runtime_method"]) == ("auto", "auto")
+    assert "the live service answers with wait auto" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
@@ -97,7 +123,7 @@ def test_same_seed_gives_the_same_figures(tmp_path: Path) -> None:
         (["--tune-fraction", "1.0"], "--tune-fraction"),
         (["--tune-fraction", "0"], "--tune-fraction"),
         (["--sigma", "-1"], "--sigma"),
-        (["--wait-method", "apq"], "--wait-method: .*too slow"),
+        (["--wait-method", "nope"], "--wait-method: wait_method must be one of .*auto"),
         (["--runtime-method", "nope"], "--runtime-method"),
         (["--guard", "2"], "--guard"),
         (["--guard", "some"], "--guard"),

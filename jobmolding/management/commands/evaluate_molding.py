@@ -3,7 +3,8 @@
 python manage.py evaluate_molding (TRACE_NAME | --swf PATH)
     [--strategies baseline,molding,delay] [--runtime-model downey|paper] [--sigma 1.0]
     [--seed 0] [--tune-fraction 0.2] [--guard auto|0..1] [--work-limit 1]
-    [--wait-method sim] [--runtime-method rangeset] [--json FILE] [--plots DIR]
+    [--wait-method sim|auto|...] [--runtime-method rangeset|auto|...] [--json FILE]
+    [--plots DIR]
 """
 
 from __future__ import annotations
@@ -80,7 +81,13 @@ class Command(BaseCommand):
             help="the most CPU work a molded size may do, as a multiple of the original's "
             "(downey; 1: never more, the default; inf: the seed's rule)",
         )
-        parser.add_argument("--wait-method", default="sim", help="registry wait method")
+        parser.add_argument(
+            "--wait-method",
+            default="sim",
+            help="registry wait method (sim: the queue-based start, quick; auto, with "
+            "--runtime-method auto, is what the live service answers with: about ten times "
+            "the CPU, docs/molding.md)",
+        )
         parser.add_argument("--runtime-method", default="rangeset", help="registry runtime method")
         parser.add_argument("--json", help="write the figures here")
         parser.add_argument("--plots", help="write PNG plots into this folder")
@@ -164,6 +171,12 @@ class Command(BaseCommand):
             f"{p['machine_procs']} processors, runtime model {p['runtime_model']}, "
             f"wait {p['wait_method']}, runtime {p['runtime_method']}"
         )
+        if not p.get("same_methods_as_live", True):
+            self.stdout.write(
+                f"(the live service answers with wait {p['live_wait_method']} and runtime "
+                f"{p['live_runtime_method']}: this replay proves the decision code, not those "
+                "answers)"
+            )
         self.stdout.write(
             f"{'strategy':<10}{'jobs':>7}{'wait min':>10}{'run min':>9}{'resp min':>10}"
             f"{'vs base':>9}{'bsld':>8}{'util':>7}{'work':>6}{'molded':>8}{'delayed':>8}"
