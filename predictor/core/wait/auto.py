@@ -132,7 +132,6 @@ class AutoWait(WaitEstimator):
         self.skip_below = skip_below
         self.random_state = random_state
         self.make = make
-        self._lent: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         """Lent answers (:meth:`lend`) stay with the evaluation that lent them."""
@@ -149,7 +148,6 @@ class AutoWait(WaitEstimator):
         state.setdefault("meta", "guard")
         state.setdefault("skip_below", 0.0)
         state["_selector"] = None
-        state["_lent"] = {}
         self.__dict__.update(state)
 
     def same_expert(self, name: str, method: Any) -> bool:
@@ -173,15 +171,20 @@ class AutoWait(WaitEstimator):
         expert's rows once (``predictor.core.wait.evaluate``)."""
         rows = np.asarray(rows, dtype=np.int64)
         order = np.argsort(rows, kind="stable")
-        self._lent[name] = (rows[order], np.asarray(wait_s, dtype=float)[order])
+        lent = self.__dict__.setdefault("_lent", {})  # not an __init__ parameter (contract)
+        lent[name] = (rows[order], np.asarray(wait_s, dtype=float)[order])
 
     def lent(self) -> tuple[str, ...]:
         """The experts whose row answers were lent."""
-        return tuple(self._lent)
+        return tuple(self._lent_answers())
+
+    def _lent_answers(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        lent: dict[str, tuple[np.ndarray, np.ndarray]] = self.__dict__.get("_lent", {})
+        return lent
 
     def _expert_rows(self, name: str, rows: np.ndarray, progress: Progress) -> np.ndarray:
         """Expert ``name``'s answers at ``rows``: lent where lent, asked otherwise."""
-        lent = self._lent.get(name)
+        lent = self._lent_answers().get(name)
         if lent is None or lent[0].size == 0:
             return self.methods_[name].predict_rows(rows, progress=progress).wait_s
         have_rows, have = lent
@@ -318,7 +321,7 @@ class AutoWait(WaitEstimator):
                 continue
             part = _part(progress, k, len(names))
             method = self.methods_[name]
-            if targets.rows is not None and name in self._lent:
+            if targets.rows is not None and name in self._lent_answers():
                 out[k] = self._expert_rows(name, targets.rows, part)
             elif getattr(method, "history_", None) is self._fitted():  # built once for all
                 out[k] = method.predict_targets(targets, progress=part).wait_s
