@@ -28,16 +28,18 @@ from traces.services import swf_trace_for
 
 #: What decides in a replay: the live service's arrival decision and bundle call.
 DECISION = "jobmolding.core.arrival.decide_arrival"
-RUNTIME_METHODS = tuple(RUNTIME_FACTORIES)
+#: The registered runtime methods, and ``choose`` (the method the tuning part chooses, with
+#: calibrated probabilities: ``predictor.core.bundle.fit_bundle``), what the live service uses.
+RUNTIME_METHODS = (*RUNTIME_FACTORIES, "choose")
 PREDICT = (
     "jobmolding.core.live_bundle.LiveBundle (predict_requests and the queue-based start, the "
     "later of the two) on snapshot_from_engine snapshots"
 )
 #: Every registered wait method can decide a replay. ``sim`` (the default), ``median`` and
 #: ``zero`` replay a whole log in seconds to minutes; the others refit and score on the
-#: replay's growing history, about ten times the CPU (docs/molding.md: ``auto`` with the
-#: runtime method ``auto``, as the live service answers, 116 CPU-s on SDSC-SP2's first 10,000
-#: jobs against 11.5 with ``sim`` and ``rangeset``).
+#: replay's growing history, about ten times the CPU (docs/molding.md: ``auto`` waits with the
+#: runtime method chosen on the tuning part, as the live service answers, 116 CPU-s on
+#: SDSC-SP2's first 10,000 jobs against 11.5 with ``sim`` and ``rangeset``).
 REPLAY_WAIT_METHODS = tuple(WAIT_FACTORIES)
 
 

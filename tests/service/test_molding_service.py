@@ -92,18 +92,19 @@ def test_same_seed_gives_the_same_figures(tmp_path: Path) -> None:
 def test_a_replay_can_decide_with_the_live_services_methods_and_says_which_it_used(
     tmp_path: Path, settings, capsys
 ) -> None:
-    """``auto`` waits and the ``auto`` runtime choice (what the live service answers with)
-    decide a replay like any registered method; ``params`` says whether the replay's methods
-    are the live service's, and the default (``sim``) says it is not."""
-    settings.QUEUECAST_SERVICE_WAIT_METHOD = "auto"
-    settings.QUEUECAST_SERVICE_RUNTIME_METHOD = "auto"
+    """``auto`` waits and the runtime method chosen on the tuning part (``choose``: what the
+    live service answers with) decide a replay like any registered method; ``params`` says
+    whether the replay's methods are the live service's, and the default (``sim``) says it is
+    not."""
+    del settings.QUEUECAST_SERVICE_WAIT_METHOD  # the service's own defaults, not the suite's
+    del settings.QUEUECAST_SERVICE_RUNTIME_METHOD
     path = swf_file(tmp_path, n=400)
     out = tmp_path / "live.json"
     call_command("evaluate_molding", "--swf", str(path), "--strategies", "baseline,molding",
-                 "--wait-method", "auto", "--runtime-method", "auto", "--json", str(out),
+                 "--wait-method", "auto", "--runtime-method", "choose", "--json", str(out),
                  "--tune-fraction", "0.3")  # fmt: skip
     params = json.loads(out.read_text())["params"]
-    assert (params["wait_method"], params["runtime_method"]) == ("auto", "auto")
+    assert (params["wait_method"], params["runtime_method"]) == ("auto", "choose")
     assert params["same_methods_as_live"] is True
     assert "proves the decision code" not in capsys.readouterr().out
     out = tmp_path / "sim.json"
@@ -111,8 +112,8 @@ def test_a_replay_can_decide_with_the_live_services_methods_and_says_which_it_us
                  "--json", str(out), "--tune-fraction", "0.3")  # fmt: skip
     params = json.loads(out.read_text())["params"]
     assert params["same_methods_as_live"] is False
-    assert (params["live_wait_method"], params["live_runtime_method"]) == ("auto", "auto")
-    assert "the live service answers with wait auto" in capsys.readouterr().out
+    assert (params["live_wait_method"], params["live_runtime_method"]) == ("auto", "choose")
+    assert "the live service answers with wait auto and runtime choose" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

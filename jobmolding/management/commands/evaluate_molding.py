@@ -3,7 +3,7 @@
 python manage.py evaluate_molding (TRACE_NAME | --swf PATH)
     [--strategies baseline,molding,delay] [--runtime-model downey|paper] [--sigma 1.0]
     [--seed 0] [--tune-fraction 0.2] [--guard auto|0..1] [--work-limit 1]
-    [--wait-method sim|auto|...] [--runtime-method rangeset|auto|...] [--json FILE]
+    [--wait-method sim|auto|...] [--runtime-method rangeset|choose|...] [--json FILE]
     [--plots DIR]
 """
 
@@ -85,10 +85,15 @@ class Command(BaseCommand):
             "--wait-method",
             default="sim",
             help="registry wait method (sim: the queue-based start, quick; auto, with "
-            "--runtime-method auto, is what the live service answers with: about ten times "
+            "--runtime-method choose, is what the live service answers with: about ten times "
             "the CPU, docs/molding.md)",
         )
-        parser.add_argument("--runtime-method", default="rangeset", help="registry runtime method")
+        parser.add_argument(
+            "--runtime-method",
+            default="rangeset",
+            help="registry runtime method, or choose (chosen on the tuning part, calibrated: "
+            "the live service's)",
+        )
         parser.add_argument("--json", help="write the figures here")
         parser.add_argument("--plots", help="write PNG plots into this folder")
 
