@@ -20,7 +20,7 @@ from holdqueue.core.backends.base import (
     BackendUnavailable,
 )
 from holdqueue.core.backends.registry import make_backend
-from holdqueue.core.backends.simulated import Background, SimSubmission
+from holdqueue.core.backends.simulated import RUNTIME_FRACTION, SPEED, Background, SimSubmission
 from holdqueue.models import SimulatedSubmission, Site
 from holdqueue.services.errors import BackendDown
 from predictor.core.state.request import JobRequest
@@ -118,7 +118,7 @@ def backend_for(site: Site) -> Backend:
         return make_backend("slurm", partition=site.partition, **options)
     if site.trace_id is None:
         raise BackendDown(f"simulated site {site.name} has no trace to replay", site=site.name)
-    options = {k: float(config[k]) for k in SIMULATED_KEYS if k in config}
+    options = simulated_options(site)
     return make_backend(
         "simulated",
         background=_background(site.trace_id, _trace_stamp(site)),
@@ -129,16 +129,22 @@ def backend_for(site: Site) -> Backend:
     )
 
 
+def simulated_options(site: Site) -> dict[str, float]:
+    """A simulated site's ``speed`` and ``runtime_fraction`` as its config gives them (the
+    backend's defaults for the others)."""
+    config = site.config or {}
+    return {k: float(config[k]) for k in SIMULATED_KEYS if k in config}
+
+
 def simulated_hold_s(site: Site, time_limit_s: float) -> float | None:
     """How long, in wall seconds, a job with this limit holds its processors on a simulated
     site (``runtime_fraction`` of its limit on the site's clock, ``SimulatedBackend.submit``);
     None on a real batch system, where the job runs its command."""
     if site.backend != "simulated":
         return None
-    config = site.config or {}
-    fraction = float(config.get("runtime_fraction", 0.5))
-    speed = float(config.get("speed", 1.0))
-    return max(1.0, fraction * float(time_limit_s)) / speed
+    options = simulated_options(site)
+    fraction = options.get("runtime_fraction", RUNTIME_FRACTION)
+    return max(1.0, fraction * float(time_limit_s)) / options.get("speed", SPEED)
 
 
 def run_note(site: Site) -> str:
@@ -147,13 +153,13 @@ def run_note(site: Site) -> str:
     of its time limit (docs/sites.md); "" on a real batch system."""
     if site.backend != "simulated":
         return ""
-    config = site.config or {}
-    fraction = float(config.get("runtime_fraction", 0.5))
-    speed = float(config.get("speed", 1.0))
+    options = simulated_options(site)
+    speed = options.get("speed", SPEED)
     clock = "" if speed == 1.0 else f" (its clock runs {speed:g} times real time)"
     return (
         "This is a simulated cluster: the command is not run. A job holds its processors "
-        f"for {fraction:.0%} of its time limit{clock}, then ends."
+        f"for {options.get('runtime_fraction', RUNTIME_FRACTION):.0%} of its time limit"
+        f"{clock}, then ends."
     )
 
 

@@ -37,6 +37,18 @@ def test_split_rows_cuts_only_between_blocks_nearest_the_even_cuts():
     assert len(chunks.split_rows(np.arange(12), 3, np.zeros(12))) == 1
 
 
+def test_row_boundaries_equal_each_rows_own_boundary(ctx):
+    """The vectorised boundaries of log rows equal :func:`retrain.boundaries` at each row's
+    own arrival (rows in and after the tuning part; the log has equal submit times)."""
+    from predictor.core.state.retrain import boundaries, row_boundaries
+
+    submit = ctx.jobs["submit_time"].to_numpy(float)
+    rows = np.arange(len(submit))
+    for every in (1, 7, 50, 5000):
+        want = boundaries(rows, submit[rows], submit, ctx.n_tune, every)
+        np.testing.assert_array_equal(row_boundaries(rows, ctx.n_tune, every), want)
+
+
 def test_gbm_chunks_need_one_model_each(ctx):
     """Chunks cut by GBM's row blocks: each retrain boundary's model serves one chunk only,
     and the merged answers equal one call's."""

@@ -107,6 +107,10 @@ class MemoryStore:
         ]
 
 
+SPEED = 1.0  # site seconds per wall second, unless the site's config says otherwise
+RUNTIME_FRACTION = 0.5  # the share of its limit a submitted job runs, likewise
+
+
 class SimulatedBackend(Backend):
     """The virtual cluster of a site (see the module docstring).
 
@@ -126,8 +130,8 @@ class SimulatedBackend(Backend):
         machine_procs: int,
         epoch_ts: float,
         store: SubmissionStore,
-        speed: float = 1.0,
-        runtime_fraction: float = 0.5,
+        speed: float = SPEED,
+        runtime_fraction: float = RUNTIME_FRACTION,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if speed <= 0:

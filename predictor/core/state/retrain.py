@@ -45,3 +45,13 @@ def later_boundaries(n_rows: int, n_tune: int, every: int) -> np.ndarray:
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
     return np.arange(max(n_tune, 0), n_rows, every, dtype=np.int64)
+
+
+def row_boundaries(rows: np.ndarray, n_tune: int, every: int) -> np.ndarray:
+    """:func:`boundaries` of log rows, each at its own arrival (``n_before = i``,
+    ``known_at_s = submit_i``), in one vectorised step: on a log sorted by submit time a row's
+    boundary ``b <= i`` has arrived by then, so it is ``min(n_tune + every x floor((i -
+    n_tune) / every), i)`` (the row itself inside the tuning part)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    step = np.maximum(rows - n_tune, 0) // every
+    return np.minimum(n_tune + step * every, rows)

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from predictor.core import gbm_trees
-from predictor.core.state.retrain import boundaries, later_boundaries
+from predictor.core.state.retrain import boundaries, later_boundaries, row_boundaries
 from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
@@ -100,8 +100,7 @@ class WaitGBM(WaitEstimator):
         cut between them (``predictor.core.chunks.split_rows``), so that each model is
         trained in one worker process, not in every process whose chunk needs it."""
         self._fitted()
-        rows = np.asarray(rows, dtype=np.int64)
-        return boundaries(rows, self.submit_[rows], self.submit_, self.n_tune_, self.retrain_every)
+        return row_boundaries(rows, self.n_tune_, self.retrain_every)
 
     def train_ahead(self) -> WaitGBM:
         """The models of every boundary after the tuning part (:func:`later_boundaries`),
