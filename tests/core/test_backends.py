@@ -191,6 +191,19 @@ def test_squeue_errors_in_json_mean_unavailable_even_with_exit_0(fake_path) -> N
         SlurmBackend().active()
 
 
+def test_a_client_without_its_configuration_is_unavailable(fake_path) -> None:
+    """Slurm's tools on a machine with no slurm.conf and no DNS record say so and exit 1:
+    the site cannot answer now (its pages say why), not an unexpected error."""
+    fake_tool(
+        fake_path,
+        "squeue",
+        'echo "squeue: error: fetch_config: DNS SRV lookup failed" >&2\n'
+        'echo "squeue: fatal: Could not establish a configuration source" >&2\nexit 1\n',
+    )
+    with pytest.raises(BackendUnavailable, match="configuration source"):
+        SlurmBackend().active()
+
+
 def test_a_tool_that_hangs_is_unavailable_after_the_timeout(fake_path) -> None:
     fake_tool(fake_path, "squeue", "sleep 5\n")
     with pytest.raises(BackendUnavailable, match="did not answer within 0.3 s"):

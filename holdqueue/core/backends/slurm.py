@@ -62,6 +62,7 @@ _UNAVAILABLE_HINTS = (
     "slurm_load_jobs",
     "munge",
     "slurmdbd",
+    "could not establish a configuration source",  # no slurm.conf and no DNS SRV record
 )
 # sbatch errors after which the controller may hold the job all the same.
 _UNCERTAIN_HINTS = (
