@@ -36,12 +36,13 @@ is at most ``T``: the empirical distribution of ``y`` given ``p`` under the same
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from predictor.core.wait.sorted_window import SortedWindow
 
 SCORES = ("ratio", "diff")
 MIN_LEVEL, MAX_LEVEL = 0.5, 0.99  # confidences the API accepts
@@ -68,6 +69,11 @@ def scores(pred_s: np.ndarray, wait_s: np.ndarray, score: str = "diff") -> np.nd
 
 def _back(pred_s: ArrayLike, e: ArrayLike, score: str) -> Any:
     p = np.maximum(np.asarray(pred_s, dtype=float), 0.0)
+    return (1.0 + p) * e - 1.0 if score == "ratio" else p + e
+
+
+def _back_one(p: float, e: float, score: str) -> float:
+    """:func:`_back` of one prediction already clipped at 0, in Python floats."""
     return (1.0 + p) * e - 1.0 if score == "ratio" else p + e
 
 
@@ -204,7 +210,7 @@ def online_intervals(
     e = scores(pred, y, score)
     order, count = known_order(arrival_s, known_s)
     levels = tuple(check_level(c) for c in levels)
-    pools: dict[int, deque[float]] = {-1: deque(maxlen=window)}
+    pools: dict[int, SortedWindow] = {-1: SortedWindow(window)}
     # level -> group -> current miss-rate target
     alpha: dict[float, dict[int, float]] = {c: {} for c in levels}
     low = {c: np.zeros(n) for c in levels}
@@ -214,7 +220,7 @@ def online_intervals(
     added = 0
     for i in range(n):
         for j in order[added : count[i]]:  # newly known rows: their scores and their misses
-            pools.setdefault(int(grp[j]), deque(maxlen=window)).append(e[j])
+            pools.setdefault(int(grp[j]), SortedWindow(window)).append(e[j])
             pools[-1].append(e[j])
             for c in levels:
                 key = _pool_key(pools, int(grp[j]), min_pool)
@@ -227,19 +233,20 @@ def online_intervals(
             for c in levels:
                 miss[c][i] = False  # [0, inf) holds
             continue
-        ordered = np.sort(np.fromiter(pool, dtype=float, count=len(pool)))
+        ordered = pool.sorted()
         pool_size[i] = ordered.size
+        p_i, y_i = max(float(pred[i]), 0.0), float(y[i])  # _back's clip, on a Python float
         for c in levels:
             target = 1.0 - alpha[c].get(key, 1.0 - c)
             lo_e, hi_e = shortest_run(ordered, min(max(target, 0.0), 1.0))
-            lo = max(_back(pred[i], lo_e, score), 0.0)
-            hi = max(_back(pred[i], hi_e, score), lo)
+            lo = max(_back_one(p_i, lo_e, score), 0.0)
+            hi = max(_back_one(p_i, hi_e, score), lo)
             low[c][i], high[c][i] = lo, hi
-            miss[c][i] = not (lo <= y[i] <= hi)
+            miss[c][i] = not (lo <= y_i <= hi)
     return OnlineIntervals(low_s=low, high_s=high, pool_size=pool_size)
 
 
-def _pool_key(pools: dict[int, deque[float]], group: int, min_pool: int) -> int:
+def _pool_key(pools: dict[int, SortedWindow], group: int, min_pool: int) -> int:
     own = pools.get(group)
     return group if own is not None and len(own) >= min_pool else -1
 
