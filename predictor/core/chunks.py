@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import pickle
 from collections.abc import Callable, Sequence
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -102,19 +102,59 @@ def _concat(name: str, items: list[Any]) -> Any:
     raise TypeError(f"cannot merge field {name!r} of type {type(items[0]).__name__}")
 
 
+class Sent(Protocol):
+    """One method's chunks on their way (:meth:`ChunkRunner.start`)."""
+
+    def gather(self, progress: Progress) -> list[Any]:
+        """Wait for every chunk (answering some here) and return their answers in order."""
+        ...
+
+    def cancel(self) -> None:
+        """Drop the chunks (a run that fails before gathering them)."""
+        ...
+
+
 class ChunkRunner(Protocol):
     """Answers the chunks of one method somewhere else (another process, another host).
 
-    ``chunk_count(n_rows)`` says how to cut ``n_rows`` targets; ``run(name, method, chunks,
-    progress)`` returns one answer per chunk, in order. ``name`` is the method's registry name
-    (a remote worker fits its own copy by it); ``method`` is the fitted local copy.
+    ``chunk_count(n_rows)`` says how to cut ``n_rows`` targets; ``start(name, method, chunks)``
+    sends them and returns at once (:class:`Sent`), so that the caller can fit the next
+    method while workers answer; ``run(...)`` is ``start(...).gather(progress)``: one answer
+    per chunk, in order. ``name`` is the method's registry name (a remote worker fits its own
+    copy by it); ``method`` is the fitted local copy.
     """
 
     def chunk_count(self, n_rows: int) -> int: ...
 
+    def start(self, name: str, method: Any, parts: list[np.ndarray]) -> Sent: ...
+
     def run(
         self, name: str, method: Any, parts: list[np.ndarray], progress: Progress
     ) -> list[Any]: ...
+
+
+@dataclass
+class Pending:
+    """A method's answers sent to a runner's workers (:func:`start_rows`)."""
+
+    sent: Sent
+
+    def gather(self, progress: Progress = None) -> Any:
+        """Wait for the chunks and merge them in order: ``method.predict_rows(rows)``."""
+        return merge(self.sent.gather(progress))
+
+    def cancel(self) -> None:
+        self.sent.cancel()
+
+
+def start_rows(method: Any, rows: np.ndarray, *, runner: ChunkRunner, name: str) -> Pending:
+    """Send ``method``'s ``rows`` to ``runner`` cut as :func:`predict_rows` cuts them, without
+    waiting: workers answer while this process does something else (fits the next method).
+    ``rows`` must not be empty."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        raise ValueError("no rows to send")
+    return Pending(runner.start(name, method, _runner_parts(method, rows, runner)))
 
 
 _WORKER: dict[str, Any] = {}
@@ -130,6 +170,12 @@ def _init_worker(method_bytes: bytes) -> None:
 def _run_chunk(args: tuple[int, np.ndarray]) -> tuple[int, Any]:
     k, rows = args
     return k, _WORKER["method"].predict_rows(rows)
+
+
+def _runner_parts(method: Any, rows: np.ndarray, runner: ChunkRunner) -> list[np.ndarray]:
+    row_blocks = getattr(method, "row_blocks", None)
+    blocks = row_blocks(rows) if row_blocks is not None else None
+    return split_rows(rows, runner.chunk_count(rows.size), blocks)
 
 
 def predict_rows(
@@ -151,9 +197,7 @@ def predict_rows(
     rows = np.asarray(rows, dtype=np.int64)
     row_blocks = getattr(method, "row_blocks", None)
     if runner is not None and rows.size:
-        blocks = row_blocks(rows) if row_blocks is not None else None
-        parts = split_rows(rows, runner.chunk_count(rows.size), blocks)
-        return merge(runner.run(name, method, parts, progress))
+        return merge(runner.run(name, method, _runner_parts(method, rows, runner), progress))
     n_chunks = chunk_count(rows.size, jobs) if n_chunks is None else n_chunks
     if jobs == 1:
         n_chunks = 1

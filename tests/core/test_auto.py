@@ -163,6 +163,10 @@ def test_auto_beside_its_experts_reuses_their_answers_and_answers_the_same():
     with_experts = evaluate_trace(jobs, 128, methods, limit=200)
     assert with_experts.results["auto"]["reused_answers_of"] == ["median", "gbm", "zero"]
     assert alone.results["auto"]["reused_answers_of"] == []
+    assert with_experts.results["auto"]["reused_fits_of"] == ["median", "gbm", "zero"]
+    assert alone.results["auto"]["reused_fits_of"] == []
+    for name in ("median", "gbm", "zero"):  # the evaluation's own fitted experts
+        assert methods["auto"].methods_[name] is methods[name]
     assert list(with_experts.results) == ["auto", "median", "gbm", "zero"]  # the order asked
     a, b = alone.predictions["auto"], with_experts.predictions["auto"]
     np.testing.assert_array_equal(a.wait_s, b.wait_s)
@@ -171,6 +175,28 @@ def test_auto_beside_its_experts_reuses_their_answers_and_answers_the_same():
     for key in a.extra:
         np.testing.assert_array_equal(a.extra[key], b.extra[key])
     assert with_experts.results["auto"]["aae_s"] == alone.results["auto"]["aae_s"]
+
+
+def test_only_the_very_expert_is_adopted_and_offers_are_dropped():
+    """``adopt`` takes an offered method only when it is the expert ``fit`` would build
+    (class, parameters, the same context object); other offers are fitted afresh, and no
+    offer outlives the fit or is pickled."""
+    jobs = make_jobs(900, seed=8)
+    ctx = _ctx(jobs, 200)
+    auto = _lending_methods()["auto"]
+    median = make_method("median").fit(ctx)
+    gbm_other_seed = make_method("gbm", 1).fit(ctx)
+    zero_other_ctx = make_method("zero").fit(_ctx(jobs, 200))
+    for name, method in (("median", median), ("gbm", gbm_other_seed), ("zero", zero_other_ctx)):
+        auto.adopt(name, method)
+    auto.fit(ctx)
+    assert auto.adopted_ == ["median"]
+    assert auto.methods_["median"] is median
+    assert auto.methods_["gbm"] is not gbm_other_seed
+    assert auto.methods_["zero"] is not zero_other_ctx
+    assert "_offered" not in auto.__dict__
+    auto.adopt("median", median)
+    assert "_offered" not in pickle.loads(pickle.dumps(auto)).__dict__
 
 
 def test_lent_rows_are_not_asked_again_and_rows_not_lent_are():

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _forget_fits():
-    fanout._FITTED.clear()
+    fanout.forget()
     yield
-    fanout._FITTED.clear()
+    fanout.forget()
 
 
 def wait_run(tmp_path: Path, methods: list[str], limit: int = 240) -> EvaluationRun:
@@ -101,6 +101,21 @@ def test_chunks_answered_by_another_worker_are_gathered_in_order(tmp_path) -> No
     assert (run.pk, "apq") in fanout._FITTED
 
 
+def test_a_worker_builds_a_run_context_once_for_all_its_methods(tmp_path) -> None:
+    """A worker process reads the trace and sweeps its state once per run, not once per
+    method; another run gets its own."""
+    run = wait_run(tmp_path, ["zero", "median"])
+    zero, targets = fanout.fitted(run.pk, "zero")
+    median, same_targets = fanout.fitted(run.pk, "median")
+    assert median.history_ is zero.history_
+    np.testing.assert_array_equal(targets, same_targets)
+    other = evaluations.new_run(
+        kind="wait", swf_path=run.swf_path, methods=["zero"], params={"limit": 100, "seed": 0}
+    )
+    again, other_targets = fanout.fitted(other.pk, "zero")
+    assert again.history_ is not zero.history_ and other_targets.size == 100
+
+
 def test_runtime_chunks_equal_one_process(tmp_path) -> None:
     swf_path = write_trace(tmp_path / "t.swf", n=600, seed=4)
     run = evaluations.new_run(
@@ -139,6 +154,53 @@ def test_a_failed_chunk_fails_the_run_naming_the_chunk(tmp_path) -> None:
     runner = runner_with(run.pk, 50, lambda ids: fail_chunk(ids[1], "MemoryError: out of memory"))
     with pytest.raises(fanout.ChunkFailed, match=r"chunk 1 of zero \(targets 50-99\).*Memory"):
         evaluations.evaluate_swf(read_swf(run.swf_path), run.methods, run.params, runner=runner)
+    assert not EvaluationChunk.objects.exists()
+
+
+def test_every_method_is_sent_before_any_is_gathered(tmp_path) -> None:
+    """The orchestrator sends a method's chunks as soon as it is fitted and fits the next
+    while workers answer: every method's chunks exist before the first is gathered (each
+    fit after the first happens between them), and the figures equal one process's."""
+    run = wait_run(tmp_path, ["apq", "qbets", "zero"])
+    events: list[str] = []
+    runner = fanout.CeleryChunks(run.pk, rows_per_chunk=60, send=False)
+    start, gather = runner.start, fanout.SentChunks.gather
+
+    def start_logged(name, method, parts):
+        events.append(f"sent {name}")
+        return start(name, method, parts)
+
+    def gather_logged(sent, progress):
+        events.append(f"gather {EvaluationChunk.objects.get(pk=sent.ids[0]).method}")
+        return gather(sent, progress)
+
+    runner.start = start_logged
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fanout.SentChunks, "gather", gather_logged)
+        got = evaluations.evaluate_swf(
+            read_swf(run.swf_path), run.methods, run.params, runner=runner
+        ).results
+    assert events == [
+        "sent apq", "sent qbets", "sent zero", "gather apq", "gather qbets", "gather zero"
+    ]  # fmt: skip
+    same(plain(run), got)
+    assert not EvaluationChunk.objects.exists()
+
+
+def test_a_failed_chunk_leaves_no_chunk_of_any_method(tmp_path) -> None:
+    """Chunks sent for methods not yet gathered are dropped when an earlier one fails."""
+    run = wait_run(tmp_path, ["zero", "median"], limit=100)
+    first = []
+
+    def fail_first_method(ids):
+        if not first:
+            first.append(ids)
+            fail_chunk(ids[0], "MemoryError: out of memory")
+
+    runner = runner_with(run.pk, 50, fail_first_method)
+    with pytest.raises(fanout.ChunkFailed, match=r"chunk 0 of zero"):
+        evaluations.evaluate_swf(read_swf(run.swf_path), run.methods, run.params, runner=runner)
+    assert runner.chunks == 4  # both methods were sent
     assert not EvaluationChunk.objects.exists()
 
 

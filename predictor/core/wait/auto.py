@@ -137,6 +137,7 @@ class AutoWait(WaitEstimator):
         """Lent answers (:meth:`lend`) stay with the evaluation that lent them."""
         state = self.__dict__.copy()
         state.pop("_lent", None)
+        state.pop("_offered", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -161,6 +162,30 @@ class AutoWait(WaitEstimator):
             and mine.get_params() == method.get_params()
             and getattr(mine, "history_", None) is getattr(method, "history_", None) is not None
         )
+
+    def adopt(self, name: str, method: Any) -> None:
+        """Offer expert ``name`` already fitted elsewhere (an evaluation's standalone run of
+        the same method). The next :meth:`fit` uses it instead of fitting its own when it is
+        the expert that fit would build: the same class and parameters, fitted on the very
+        context ``fit`` is given. Fitting is deterministic, so the expert is the same and so
+        is every answer; ``auto`` beside its experts then fits none of them twice. Offers
+        are dropped by ``fit`` and never pickled."""
+        offered = self.__dict__.setdefault("_offered", {})  # not an __init__ parameter
+        offered[name] = method
+
+    def _expert(self, name: str, history: WaitContext) -> Any:
+        """Expert ``name`` fitted on ``history``: the one offered (:meth:`adopt`) when it is
+        that very expert, else a fresh one."""
+        fresh = self.make(name, self.random_state)  # type: ignore[misc]
+        offered = self.__dict__.get("_offered", {}).get(name)
+        if (
+            offered is not None
+            and type(offered) is type(fresh)
+            and offered.get_params() == fresh.get_params()
+            and getattr(offered, "history_", None) is history
+        ):
+            return offered
+        return fresh.fit(history)
 
     def lend(self, name: str, rows: np.ndarray, wait_s: np.ndarray) -> None:
         """Expert ``name``'s answers at log ``rows``, computed by a method for which
@@ -216,7 +241,9 @@ class AutoWait(WaitEstimator):
             if self.validation_rows_.size:
                 early = self.make(name, self.random_state).fit(half)
                 val[k] = early.predict_rows(self.validation_rows_).wait_s
-            self.methods_[name] = self.make(name, self.random_state).fit(history)
+            self.methods_[name] = self._expert(name, history)
+        offered = self.__dict__.pop("_offered", {})
+        self.adopted_ = [n for n in names if offered.get(n) is self.methods_[n]]
         self.validation_pred_ = val
         usable, _ = usable_mask(history.jobs)
         self.scored_rows_ = scored_rows(usable, history.n_tune, self.max_scored)

@@ -21,6 +21,7 @@ import pandas as pd
 from predictor.core import chunks
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait import metrics as wait_metrics
+from predictor.core.wait.answer import answer_all, run_order
 from predictor.core.wait.history import usable_mask
 from predictor.core.wait.intervals import interval_block
 from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
@@ -100,54 +101,6 @@ def _scaled(progress: Progress, lo: float, hi: float) -> Progress:
     return lambda f: progress(lo + (hi - lo) * max(0.0, min(1.0, f)))
 
 
-def run_method(
-    method: WaitMethod,
-    ctx: WaitContext,
-    targets: np.ndarray,
-    progress: Progress,
-    n_jobs: int = 1,
-    *,
-    name: str = "",
-    runner: chunks.ChunkRunner | None = None,
-    done: Mapping[str, tuple[WaitMethod, WaitPrediction]] | None = None,
-) -> tuple[WaitPrediction, dict[str, float]]:
-    """Fit then predict (in ``n_jobs`` worker processes, or by ``runner``:
-    ``predictor.core.chunks``), timing both. ``done``: the methods already run on the same
-    targets, whose answers a method made of them may reuse (:func:`lend_answers`)."""
-    t0 = time.perf_counter()
-    method.fit(ctx)
-    t1 = time.perf_counter()
-    if lend_answers(method, done or {}, targets):
-        n_jobs, runner = 1, None  # nothing left to spread: lent answers stay in this process
-    pred = chunks.predict_rows(
-        method, targets, jobs=n_jobs, progress=progress, runner=runner, name=name
-    )
-    t2 = time.perf_counter()
-    timing = {
-        "fit_s": t1 - t0,
-        "predict_s": t2 - t1,
-        "predictions_per_s": len(targets) / max(t2 - t1, 1e-9),
-    }
-    return pred, timing
-
-
-def lend_answers(
-    method: WaitMethod, done: Mapping[str, tuple[WaitMethod, WaitPrediction]], rows: np.ndarray
-) -> bool:
-    """Give a method made of others (``auto``: ``lend``, ``same_expert``) the row answers of
-    those already run here that are its experts: the same class and parameters fitted on the
-    same context, so the same answers (``AutoWait.lend``); ``auto`` beside its experts then
-    predicts no expert's rows twice. True when every expert's answers were lent: its rows
-    are then answered in this process (a worker would ask the experts afresh)."""
-    lend = getattr(method, "lend", None)
-    if lend is None:
-        return False
-    for name, (other, pred) in done.items():
-        if method.same_expert(name, other):  # type: ignore[attr-defined]
-            lend(name, rows, pred.wait_s)
-    return set(method.lent()) == set(method.methods_)  # type: ignore[attr-defined]
-
-
 def candidate_aae(pred: WaitPrediction, wait_s: np.ndarray) -> dict[str, float]:
     """AAE of each inner candidate of a method that reports them (``auto``'s
     ``extra["candidate_<name>_s"]``: the very fitted candidates it weighs, on the same
@@ -181,16 +134,12 @@ def evaluate(
     submit = ctx.jobs["submit_time"].to_numpy(dtype=float)[targets]
     results: dict[str, dict[str, Any]] = {}
     preds: dict[str, WaitPrediction] = {}
-    done: dict[str, tuple[WaitMethod, WaitPrediction]] = {}
-    # methods made of others (``auto``) run last, so that they can reuse their answers
-    order = sorted(methods, key=lambda n: hasattr(methods[n], "lend"))
-    for k, name in enumerate(order):
+    n, order = len(methods), run_order(methods)
+    parts = {name: _scaled(progress, k / n, (k + 1) / n) for k, name in enumerate(order)}
+    apq_err: np.ndarray | None = None
+    # each method is summarised as soon as it is answered, while workers answer the next
+    for name, pred, timing in answer_all(methods, ctx, targets, parts.__getitem__, n_jobs, runner):
         method = methods[name]
-        part = _scaled(progress, k / len(methods), (k + 1) / len(methods))
-        pred, timing = run_method(
-            method, ctx, targets, part, n_jobs, name=name, runner=runner, done=done
-        )
-        done[name] = (method, pred)
         preds[name] = pred
         results[name] = {
             **wait_metrics.summarise(
@@ -204,16 +153,18 @@ def evaluate(
             results[name]["candidates_aae_s"] = inner
         if hasattr(method, "lent"):
             results[name]["reused_answers_of"] = list(method.lent())
+            results[name]["reused_fits_of"] = list(getattr(method, "adopted_", []))
+        if name == "apq" and targets.size:
+            apq_err = np.abs(pred.wait_s - wait)
+        if apq_err is None:
+            continue
+        for peer in [name] if name != "apq" else [n for n in results if n != "apq"]:
+            rng = np.random.default_rng(seed)  # same resamples for every peer
+            results[peer]["ci_vs_apq"] = wait_metrics.paired_bootstrap_ci(
+                np.abs(preds[peer].wait_s - wait), apq_err, rng=rng, n_boot=n_boot
+            )
     results = {name: results[name] for name in methods}
     preds = {name: preds[name] for name in methods}
-    if "apq" in preds and targets.size:
-        apq_err = np.abs(preds["apq"].wait_s - wait)
-        for name, pred in preds.items():
-            if name != "apq":
-                rng = np.random.default_rng(seed)  # same resamples for every peer
-                results[name]["ci_vs_apq"] = wait_metrics.paired_bootstrap_ci(
-                    np.abs(pred.wait_s - wait), apq_err, rng=rng, n_boot=n_boot
-                )
     return Evaluation(selection=selection, results=results, predictions=preds)
 
 
