@@ -17,7 +17,9 @@ from django.urls import path
 from jobmolding.core.policy import STRATEGIES
 from jobmolding.core.runtime_models import RUNTIME_MODELS
 from jobmolding.models import MoldingRun
+from jobmolding.services import REPLAY_WAIT_METHODS, RUNTIME_METHODS
 from predictor.pages.runs import LIST_LIMIT
+from predictor.services.predict import service_methods
 from queuecast import charts, labels
 from queuecast.longrun import Status
 from queuecast.permissions import visible_to
@@ -42,6 +44,9 @@ def runs_block(user: Any) -> dict[str, Any]:
     return {
         "strategies": list(STRATEGIES),
         "runtime_models": list(RUNTIME_MODELS),
+        "wait_methods": list(REPLAY_WAIT_METHODS),
+        "runtime_methods": list(RUNTIME_METHODS),
+        "live_methods": service_methods(),
         "runs": runs[:LIST_LIMIT],
     }
 

@@ -13,7 +13,12 @@ from jobmolding.core.policy import STRATEGIES
 from jobmolding.core.runtime_models import RUNTIME_MODELS
 from jobmolding.models import MoldingRun
 from jobmolding.plots import PLOTS
-from jobmolding.services import MoldingSettings, public_result
+from jobmolding.services import (
+    REPLAY_WAIT_METHODS,
+    RUNTIME_METHODS,
+    MoldingSettings,
+    public_result,
+)
 from queuecast.longrun import Status
 
 
@@ -27,6 +32,17 @@ class MoldingRequestSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=0, min_value=0, max_value=2**31 - 1)
     tune_fraction = serializers.FloatField(default=0.2, min_value=0.0, max_value=1.0)
     sigma = serializers.FloatField(default=1.0, min_value=0.0, max_value=100.0)
+    wait_method = serializers.ChoiceField(
+        choices=list(REPLAY_WAIT_METHODS),
+        default="sim",
+        help_text="the wait method the replay decides with; the live service answers with "
+        "auto (about ten times sim's CPU: docs/molding.md)",
+    )
+    runtime_method = serializers.ChoiceField(
+        choices=list(RUNTIME_METHODS),
+        default="rangeset",
+        help_text="the runtime method the replay decides with; choose is the live service's",
+    )
 
     def validate_tune_fraction(self, value: float) -> float:
         if not 0.0 < value < 1.0:
@@ -57,7 +73,8 @@ class MoldingRunSerializer(serializers.ModelSerializer):
         model = MoldingRun
         fields = [
             "id", "url", "trace", "trace_name", "swf_path", "owner", "strategies",
-            "runtime_model", "seed", "tune_fraction", "sigma", "status", "progress", "error",
+            "runtime_model", "seed", "tune_fraction", "sigma", "wait_method", "runtime_method",
+            "status", "progress", "error",
             "created_at", "started_at", "finished_at", "result", "plots",
         ]  # fmt: skip
         read_only_fields = fields

@@ -188,6 +188,8 @@ def _fields(settings: MoldingSettings) -> dict[str, Any]:
         "seed": settings.seed,
         "tune_fraction": settings.tune_fraction,
         "sigma": settings.sigma,
+        "wait_method": settings.wait_method,
+        "runtime_method": settings.runtime_method,
     }
 
 
@@ -208,7 +210,13 @@ def run_pending_molding(run_id: int) -> str:
 
 def settings_of(run: MoldingRun) -> MoldingSettings:
     return MoldingSettings(
-        tuple(run.strategies), run.runtime_model, run.seed, run.tune_fraction, run.sigma
+        strategies=tuple(run.strategies),
+        runtime_model=run.runtime_model,
+        seed=run.seed,
+        tune_fraction=run.tune_fraction,
+        sigma=run.sigma,
+        wait_method=run.wait_method,
+        runtime_method=run.runtime_method,
     )
 
 

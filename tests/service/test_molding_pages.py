@@ -116,6 +116,22 @@ def test_runs_page_offers_a_molding_run() -> None:
     assert "Your molding runs" in page
 
 
+def test_the_molding_form_offers_every_method_and_names_the_live_ones() -> None:
+    from predictor.services.predict import service_methods
+    from traces.models import Trace
+
+    alice = make_user("alice")
+    Trace.objects.create(name="t", owner=alice, status=Status.DONE)
+    client = Client()
+    client.force_login(alice)
+    page = client.get("/runs/").content.decode()
+    wait, runtime = service_methods()
+    assert 'name="wait_method"' in page and 'name="runtime_method"' in page
+    assert f'<option value="{wait}">' in page and '<option value="choose">' in page
+    assert '<option value="sim" selected>' in page
+    assert f"answers with {wait} (waits) and {runtime} (runtimes)" in page
+
+
 def page_of(result: dict, user: str) -> str:
     alice = make_user(user)
     run = MoldingRun.objects.create(

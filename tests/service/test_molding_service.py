@@ -180,12 +180,39 @@ def test_api_runs_a_molding_evaluation_and_serves_its_plots(
     assert [r["id"] for r in client.get("/api/molding-runs/").data["results"]] == [body["id"]]
 
 
+def test_api_runs_decide_with_the_methods_asked_for(
+    alice, stored, django_capture_on_commit_callbacks
+) -> None:
+    """A run started over the API decides with the wait and runtime methods it names (the
+    command's ``--wait-method`` and ``--runtime-method``); the row and the result say which,
+    and whether they are the live service's."""
+    client = api_for(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/api/traces/{stored.pk}/molding-runs/",
+            {"strategies": ["baseline", "molding"], "tune_fraction": 0.3,
+             "wait_method": "median", "runtime_method": "choose"},
+            format="json",
+        )  # fmt: skip
+    assert response.status_code == 202
+    body = client.get(response.data["url"]).data
+    assert body["status"] == Status.DONE, body["error"]
+    assert (body["wait_method"], body["runtime_method"]) == ("median", "choose")
+    params = body["result"]["params"]
+    assert (params["wait_method"], params["runtime_method"]) == ("median", "choose")
+    assert params["same_methods_as_live"] is False
+    default = MoldingRun.objects.create(trace=stored, owner=alice)
+    assert (default.wait_method, default.runtime_method) == ("sim", "rangeset")
+
+
 def test_api_requires_login_keeps_runs_private_and_rejects_bad_input(alice, stored) -> None:
     url = f"/api/traces/{stored.pk}/molding-runs/"
     assert api_for(None).post(url, {}, format="json").status_code in (401, 403)
     client = api_for(alice)
     for body, field in (({"tune_fraction": 1.0}, "tune_fraction"),
                         ({"runtime_model": "amdahl"}, "runtime_model"),
+                        ({"wait_method": "oracle"}, "wait_method"),
+                        ({"runtime_method": "oracle"}, "runtime_method"),
                         ({"strategies": ["best"]}, "strategies")):  # fmt: skip
         response = client.post(url, body, format="json")
         assert response.status_code == 400 and field in response.data
