@@ -2,7 +2,7 @@
 against a trace detail GET (GET /api/traces/{id}/) in the same process, per shared log.
 
     python benchmarks/bench_wait_api.py [--traces KTH-SP2-1996-2.1-cln,HPC2N-2002-2.2-cln]
-        [--calls 100] [--seed 0] [--profile]
+        [--calls 100] [--seed 0] [--profile [cumulative|tottime]]
 
 Uses the Django test client against a throwaway SQLite database in a temporary folder. Per
 trace: ingests it, times the first call (it starts the bundle's fit in the background and
@@ -12,8 +12,8 @@ method), then ``--calls`` predictions at random instants after the tuning part (
 rows past it) with random users and sizes ("new instant": the recent-error pool of an
 instant nobody asked about yet predicts the jobs that started since the instants seen
 before), the same bodies again ("warm": the instant's pool is known), and as many detail
-GETs. The ratio is warm p50 over the GET's p50. ``--profile`` prints the top of cProfile over
-the warm calls. A log without a known wait (SWF field 3 is -1 everywhere) answers 409 and
+GETs. The ratio is warm p50 over the GET's p50. ``--profile [key]`` prints the top of cProfile
+over the warm calls, sorted by ``key`` (``cumulative`` unless given, or ``tottime``). A log without a known wait (SWF field 3 is -1 everywhere) answers 409 and
 gets a row saying so.
 """
 
@@ -81,7 +81,7 @@ def timed(call, items: list) -> np.ndarray:
     return np.array(out)
 
 
-def bench(name: str, client: APIClient, calls: int, seed: int, profile: bool) -> dict:
+def bench(name: str, client: APIClient, calls: int, seed: int, profile: str | None) -> dict:
     trace = ingest_swf(traces_dir() / f"{name}.swf.gz", name=name)
     url = f"/api/traces/{trace.pk}/predictions/wait"
     users = np.unique(np.asarray(trace.jobs.values_list("user_id", flat=True)))
@@ -110,7 +110,7 @@ def bench(name: str, client: APIClient, calls: int, seed: int, profile: bool) ->
     warm = timed(post, bodies[1:])
     if prof:
         prof.disable()
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+        pstats.Stats(prof).sort_stats(profile).print_stats(30)
     detail = timed(lambda _: client.get(f"/api/traces/{trace.pk}/"), range(calls))
     return {
         "trace": name,
@@ -134,7 +134,13 @@ def main() -> None:
     parser.add_argument("--traces", default="KTH-SP2-1996-2.1-cln,HPC2N-2002-2.2-cln")
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="cumulative",
+        default=None,
+        help="print cProfile of the warm calls, sorted by this key (cumulative, tottime)",
+    )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     client = APIClient()
