@@ -13,8 +13,9 @@ rows past it) with random users and sizes ("new instant": the recent-error pool 
 instant nobody asked about yet predicts the jobs that started since the instants seen
 before), the same bodies again ("warm": the instant's pool is known), and as many detail
 GETs. The ratio is warm p50 over the GET's p50. ``--profile [key]`` prints the top of cProfile
-over the warm calls, sorted by ``key`` (``cumulative`` unless given, or ``tottime``). A log without a known wait (SWF field 3 is -1 everywhere) answers 409 and
-gets a row saying so.
+over the warm calls, sorted by ``key`` (``cumulative`` unless given, or ``tottime``); the
+warm timings are then the profiled ones. A log without a known wait (SWF field 3 is -1
+everywhere) answers 409 and gets a row saying so.
 """
 
 from __future__ import annotations
