@@ -142,3 +142,19 @@ def test_forward_runs_kept_per_queue_give_the_same_changes_as_fresh_runs():
             assert sooner(s, why, est, profiles) == sooner(s, why, est)
             compared += why.start_s > s.now_s
     assert compared > 100 and len(profiles._runs) == 4  # bounded
+
+
+def test_kept_forward_runs_are_bounded_in_bytes_too():
+    """A long queue makes a large run: the kept runs stay under ``max_bytes`` (the newest
+    is always kept), and the byte count matches what is held."""
+    from predictor.core.why.forward import Profiles
+
+    rng = np.random.default_rng(5)
+    profiles = Profiles(size=1000, max_bytes=20_000)
+    for k in range(30):
+        queued = [(int(rng.integers(1, 100)), float(rng.integers(60, 9000))) for _ in range(40)]
+        profiles.get(state([(100.0 + k, 50)], queued))
+        held = sum(size for _, _, size in profiles._runs.values())
+        assert held == profiles._bytes
+        assert held <= 20_000 or len(profiles._runs) == 1
+    assert 1 < len(profiles._runs) < 30

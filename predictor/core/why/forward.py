@@ -50,18 +50,23 @@ def profile(state: QueueState, until_s: float = float("inf")) -> StartProfile:
 
 
 class Profiles:
-    """:func:`profile` runs kept per queue (a small LRU, keyed by the queue's contents): the
-    run depends on the queue only, not on the request, so requests at one instant share it.
+    """:func:`profile` runs kept per queue (an LRU, keyed by the queue's contents): the run
+    depends on the queue only, not on the request, so requests at one instant share it.
 
     A run made up to ``until_s`` answers every start at or before ``until_s`` as a shorter
     run would (later ones are ``inf`` in the shorter), and every caller only asks whether a
     start is at or before its own ``until_s``: so a kept run serves any request whose
-    ``until_s`` is not later, and a later one replaces it. Thread-safe (gunicorn threads).
+    ``until_s`` is not later, and a later one replaces it. At most ``size`` runs and
+    ``max_bytes`` of arrays and keys are kept (a run grows with the queue: thousands of
+    queued jobs make one of hundreds of KB): 64 runs made a trace answered at 100 instants
+    in turn run every queue again (bench_wait_api, docs/results.md). Thread-safe (gunicorn
+    threads).
     """
 
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self._runs: OrderedDict[tuple, tuple[float, StartProfile]] = OrderedDict()
+    def __init__(self, size: int = 1024, max_bytes: int = 32 * 2**20) -> None:
+        self.size, self.max_bytes = size, max_bytes
+        self._runs: OrderedDict[tuple, tuple[float, StartProfile, int]] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     @staticmethod
@@ -79,12 +84,21 @@ class Profiles:
                 self._runs.move_to_end(key)
                 return held[1]
         run = profile(state, until_s)
+        size = _nbytes(key, run)
         with self._lock:
-            self._runs[key] = (until_s, run)
-            self._runs.move_to_end(key)
-            while len(self._runs) > self.size:
-                self._runs.popitem(last=False)
+            old = self._runs.pop(key, None)
+            self._bytes += size - (old[2] if old is not None else 0)
+            self._runs[key] = (until_s, run, size)
+            while len(self._runs) > 1 and (
+                len(self._runs) > self.size or self._bytes > self.max_bytes
+            ):
+                self._bytes -= self._runs.popitem(last=False)[1][2]
         return run
+
+
+def _nbytes(key: tuple, run: StartProfile) -> int:
+    arrays = (run.now, run.free, run.horizon, run.extra, run.alone_now, run.alone_free)
+    return sum(len(k) for k in key if isinstance(k, bytes)) + sum(a.nbytes for a in arrays)
 
 
 @dataclass(frozen=True)
