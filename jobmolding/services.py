@@ -181,16 +181,14 @@ def store_finished(
     return run
 
 
+#: The settings a run row stores (its columns), read back by :func:`settings_of`.
+STORED = ("strategies", "runtime_model", "seed", "tune_fraction", "sigma", "wait_method",
+          "runtime_method")  # fmt: skip
+
+
 def _fields(settings: MoldingSettings) -> dict[str, Any]:
-    return {
-        "strategies": list(settings.strategies),
-        "runtime_model": settings.runtime_model,
-        "seed": settings.seed,
-        "tune_fraction": settings.tune_fraction,
-        "sigma": settings.sigma,
-        "wait_method": settings.wait_method,
-        "runtime_method": settings.runtime_method,
-    }
+    fields = {name: getattr(settings, name) for name in STORED}
+    return {**fields, "strategies": list(settings.strategies)}
 
 
 def new_molding_run(trace: Trace, owner: Any, settings: MoldingSettings) -> MoldingRun:
@@ -209,15 +207,7 @@ def run_pending_molding(run_id: int) -> str:
 
 
 def settings_of(run: MoldingRun) -> MoldingSettings:
-    return MoldingSettings(
-        strategies=tuple(run.strategies),
-        runtime_model=run.runtime_model,
-        seed=run.seed,
-        tune_fraction=run.tune_fraction,
-        sigma=run.sigma,
-        wait_method=run.wait_method,
-        runtime_method=run.runtime_method,
-    )
+    return MoldingSettings(**{name: getattr(run, name) for name in STORED})
 
 
 def _run_claimed(claim: Claim) -> dict[str, Any]:
