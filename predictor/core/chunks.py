@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import pickle
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import fields, is_dataclass, replace
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -133,28 +133,15 @@ class ChunkRunner(Protocol):
     ) -> list[Any]: ...
 
 
-@dataclass
-class Pending:
-    """A method's answers sent to a runner's workers (:func:`start_rows`)."""
-
-    sent: Sent
-
-    def gather(self, progress: Progress = None) -> Any:
-        """Wait for the chunks and merge them in order: ``method.predict_rows(rows)``."""
-        return merge(self.sent.gather(progress))
-
-    def cancel(self) -> None:
-        self.sent.cancel()
-
-
-def start_rows(method: Any, rows: np.ndarray, *, runner: ChunkRunner, name: str) -> Pending:
+def start_rows(method: Any, rows: np.ndarray, *, runner: ChunkRunner, name: str) -> Sent:
     """Send ``method``'s ``rows`` to ``runner`` cut as :func:`predict_rows` cuts them, without
     waiting: workers answer while this process does something else (fits the next method).
-    ``rows`` must not be empty."""
+    ``merge(sent.gather(progress))`` is then ``method.predict_rows(rows)``. ``rows`` must not
+    be empty."""
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:
         raise ValueError("no rows to send")
-    return Pending(runner.start(name, method, _runner_parts(method, rows, runner)))
+    return runner.start(name, method, _runner_parts(method, rows, runner))
 
 
 _WORKER: dict[str, Any] = {}

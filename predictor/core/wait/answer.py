@@ -88,13 +88,13 @@ def answer_all(
     order = run_order(methods)
     sender = runner if runner is not None and hasattr(runner, "start") and targets.size else None
     fit_s: dict[str, float] = {}
-    sent: dict[str, chunks.Pending] = {}
+    sent: dict[str, chunks.Sent] = {}
     done: dict[str, tuple[WaitMethod, WaitPrediction]] = {}
 
     def answer(name: str) -> tuple[str, WaitPrediction, Timing]:
         started = time.perf_counter()
         if name in sent:
-            pred = sent.pop(name).gather(progress(name))
+            pred = chunks.merge(sent.pop(name).gather(progress(name)))
         else:
             pred = _answer(methods[name], name, targets, progress(name), n_jobs, runner, done)
         done[name] = (methods[name], pred)

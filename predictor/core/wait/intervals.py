@@ -68,12 +68,12 @@ def scores(pred_s: np.ndarray, wait_s: np.ndarray, score: str = "diff") -> np.nd
 
 
 def _back(pred_s: ArrayLike, e: ArrayLike, score: str) -> Any:
-    p = np.maximum(np.asarray(pred_s, dtype=float), 0.0)
-    return (1.0 + p) * e - 1.0 if score == "ratio" else p + e
+    return _map_back(np.maximum(np.asarray(pred_s, dtype=float), 0.0), e, score)
 
 
-def _back_one(p: float, e: float, score: str) -> float:
-    """:func:`_back` of one prediction already clipped at 0, in Python floats."""
+def _map_back(p: Any, e: Any, score: str) -> Any:
+    """A score ``e`` back to seconds for a prediction ``p`` already clipped at 0 (arrays, or
+    Python floats in the per-target loop)."""
     return (1.0 + p) * e - 1.0 if score == "ratio" else p + e
 
 
@@ -239,8 +239,8 @@ def online_intervals(
         for c in levels:
             target = 1.0 - alpha[c].get(key, 1.0 - c)
             lo_e, hi_e = shortest_run(ordered, min(max(target, 0.0), 1.0))
-            lo = max(_back_one(p_i, lo_e, score), 0.0)
-            hi = max(_back_one(p_i, hi_e, score), lo)
+            lo = max(_map_back(p_i, lo_e, score), 0.0)
+            hi = max(_map_back(p_i, hi_e, score), lo)
             low[c][i], high[c][i] = lo, hi
             miss[c][i] = not (lo <= y_i <= hi)
     return OnlineIntervals(low_s=low, high_s=high, pool_size=pool_size)
