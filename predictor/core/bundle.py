@@ -25,6 +25,7 @@ from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.runtime.registry import make_method as make_runtime
 from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.runtime.types import RuntimeMethod
+from predictor.core.shared_fits import fit_scope
 from predictor.core.state.request import JobRequest, RequestBatch, as_batch
 from predictor.core.state.snapshot import LogColumns, Snapshot, from_log
 from predictor.core.state.sweep import compute_state
@@ -119,10 +120,11 @@ def fit_bundle(
     wait = make_wait(wait_method, random_state).fit(wait_ctx) if waits else None
     bound = make_wait(bound_method, random_state).fit(wait_ctx) if waits and bound_method else None
     choice = None
-    if runtime_method == "choose":
-        choice = choose_runtime(run_ctx, random_state)
-        runtime_method = choice.name
-    runtime = make_runtime(runtime_method, random_state).fit(run_ctx)
+    with fit_scope():  # the choice's candidates and the chosen method share identical fits
+        if runtime_method == "choose":
+            choice = choose_runtime(run_ctx, random_state)
+            runtime_method = choice.name
+        runtime = make_runtime(runtime_method, random_state).fit(run_ctx)
     if choice is not None and choice.dev_jobs:  # stated probabilities as the dev jobs bore out
         runtime = CalibratedRuntime(runtime, choice.calibration)
     return FittedBundle(

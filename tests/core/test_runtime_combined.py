@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from predictor.core.runtime.combined import (
+    Pieces,
+    lognormal_pieces,
     mixture,
     online_level,
     pieces,
@@ -70,9 +72,65 @@ def test_online_level_holds_the_target_success_and_reads_only_known_outcomes():
 
 
 def test_lognormal_pieces_centre_on_the_median_and_hold_unit_mass():
-    from predictor.core.runtime.combined import lognormal_pieces
-
     pc = lognormal_pieces(50.0, 100.0, 200.0, 1.2)
     assert np.isclose(pc.m.sum(), 1.0)
     peak = np.argmax(pc.m)
     assert pc.x[peak] <= 100.0 * 1.1 and pc.x[peak + 1] >= 100.0 / 1.1
+
+
+# The plain formulations the fast ones replaced (np.r_, np.unique, np.clip, norm.cdf):
+# the fast ones must give the very same floats.
+
+
+def _pieces_plain(c: np.ndarray, w: np.ndarray, ratio: float) -> Pieces:
+    c = np.maximum(c, 1.0)
+    half = np.sqrt(ratio)
+    edges = np.concatenate([c / half, c * half])
+    delta = np.concatenate([w, -w])
+    order = np.argsort(edges, kind="stable")
+    x, cover = edges[order], np.cumsum(delta[order])
+    keep = np.r_[np.diff(x) > 0, False]
+    x_next = np.r_[x[1:], x[-1]]
+    mass = np.maximum(cover, 0.0) * np.log(x_next / x) / np.log(ratio)
+    return Pieces(np.r_[x[keep], x_next[keep][-1:]], mass[keep])
+
+
+def _mixture_plain(parts: list[tuple[Pieces, float]]) -> Pieces:
+    x = np.unique(np.concatenate([p.x for p, _ in parts]))
+    m = np.zeros(x.size - 1)
+    for p, a in parts:
+        dens_log = np.r_[p.m / np.log(p.x[1:] / p.x[:-1]), 0.0]
+        k = np.searchsorted(p.x, x[:-1], side="right") - 1
+        inside = (k >= 0) & (k < p.m.size)
+        m += a * np.where(inside, dens_log[np.clip(k, 0, p.m.size)], 0.0) * np.log(x[1:] / x[:-1])
+    return Pieces(x, m)
+
+
+def test_fast_pieces_mixture_and_select_equal_the_plain_formulation_to_the_bit():
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        n = int(rng.integers(1, 40))
+        c = np.round(np.exp(rng.uniform(0, 11, n)), int(rng.integers(0, 3)))  # repeats too
+        c[: n // 3] = c[0]
+        w = recency_weights(n, 0.9)
+        got, want = pieces(c, w, 1.2), _pieces_plain(c, w, 1.2)
+        assert np.array_equal(got.x, want.x) and np.array_equal(got.m, want.m)
+        q = sorted(np.exp(rng.uniform(0, 10, 3)))
+        parts = [(got, 0.5), (pieces(c * 1.5, w, 1.2), 0.3), (lognormal_pieces(*q, 1.2), 0.2)]
+        mixed, plain = mixture(parts), _mixture_plain(parts)
+        assert np.array_equal(mixed.x, plain.x) and np.array_equal(mixed.m, plain.m)
+        upper = float(rng.choice([0.5, q[1], 1e9]))
+        low, high, mass = select(mixed, 1e-6 * (trial % 5), upper)
+        assert (low >= 1.0).all() and (high <= max(upper, 1.0)).all() and (mass > 0).all()
+
+
+def test_lognormal_pieces_use_the_normal_cdf_as_scipy_states_it():
+    from scipy.stats import norm
+
+    pc = lognormal_pieces(100.0, 400.0, 3000.0, 1.2)
+    mu, sigma = np.log(400.0), np.log(3000.0 / 100.0) / (2 * 1.2816)
+    step = np.log(1.2) / 2
+    z = np.arange(mu - 3 * sigma, mu + 3 * sigma + step, step)
+    assert np.array_equal(pc.x, np.exp(z))
+    mass = np.diff(norm.cdf((z - mu) / sigma))
+    assert np.array_equal(pc.m, mass / mass.sum())

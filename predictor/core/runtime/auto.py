@@ -31,6 +31,7 @@ from predictor.core.runtime.choose import (
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
+from predictor.core.shared_fits import fit_scope
 
 
 class AutoRuntime(RuntimeEstimator):
@@ -65,11 +66,12 @@ class AutoRuntime(RuntimeEstimator):
     def _learn(self, history: RuntimeContext) -> None:
         if self.make is None:
             raise ValueError("auto needs make=registry.make_method to build its candidates")
-        self.choice_: Choice = choose_runtime_method(
-            history, self.make, self.candidates, ceiling=self.ceiling,
-            max_dev=self.max_dev, random_state=self.random_state,
-        )  # fmt: skip
-        self.model_ = self.make(self.choice_.name, self.random_state).fit(history)
+        with fit_scope():  # the candidates and the chosen method share identical fits
+            self.choice_: Choice = choose_runtime_method(
+                history, self.make, self.candidates, ceiling=self.ceiling,
+                max_dev=self.max_dev, random_state=self.random_state,
+            )  # fmt: skip
+            self.model_ = self.make(self.choice_.name, self.random_state).fit(history)
 
     def fitted_info(self) -> dict[str, Any]:
         c = self.choice_

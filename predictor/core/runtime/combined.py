@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr
 
 MIN_RUNTIME_S = 1.0
 
@@ -63,7 +63,9 @@ def pieces(centres_s: np.ndarray, weights: np.ndarray, ratio: float) -> Pieces:
     """The box-kernel mixture of ``centres_s`` (seconds, > 0) as constant-density pieces.
 
     Each centre ``h`` spreads its weight over ``[h / sqrt(ratio), h sqrt(ratio)]`` uniformly in
-    log time; ``ratio`` > 1 is the seed's max/min ratio of one range.
+    log time; ``ratio`` > 1 is the seed's max/min ratio of one range. (Called once or twice per
+    target: plain ``concatenate`` and slices, not ``np.r_``, whose parsing cost more than the
+    arithmetic.)
     """
     c = np.maximum(np.asarray(centres_s, dtype=float), MIN_RUNTIME_S)
     w = np.asarray(weights, dtype=float)
@@ -74,11 +76,13 @@ def pieces(centres_s: np.ndarray, weights: np.ndarray, ratio: float) -> Pieces:
     delta = np.concatenate([w, -w])
     order = np.argsort(edges, kind="stable")
     x, cover = edges[order], np.cumsum(delta[order])
-    keep = np.r_[np.diff(x) > 0, False]  # drop zero-length pieces (equal edges)
-    x_next = np.r_[x[1:], x[-1]]
+    keep = np.zeros(x.size, dtype=bool)
+    np.greater(x[1:], x[:-1], out=keep[:-1])  # drop zero-length pieces (equal edges)
+    x_next = np.empty_like(x)
+    x_next[:-1], x_next[-1] = x[1:], x[-1]
     mass = np.maximum(cover, 0.0) * np.log(x_next / x) / np.log(ratio)
     x_k = x[keep]  # consecutive kept pieces share edges: they tile [min edge, max edge]
-    return Pieces(np.r_[x_k, x_next[keep][-1:]], mass[keep])
+    return Pieces(np.concatenate([x_k, x_next[keep][-1:]]), mass[keep])
 
 
 def lognormal_pieces(q10_s: float, q50_s: float, q90_s: float, ratio: float) -> Pieces:
@@ -88,7 +92,7 @@ def lognormal_pieces(q10_s: float, q50_s: float, q90_s: float, ratio: float) -> 
     mu = np.log(max(q50_s, MIN_RUNTIME_S))
     sigma = max(np.log(max(q90_s, MIN_RUNTIME_S) / max(q10_s, MIN_RUNTIME_S)) / (2 * 1.2816), 0.05)
     z = np.arange(mu - 3 * sigma, mu + 3 * sigma + np.log(ratio) / 2, np.log(ratio) / 2)
-    mass = np.diff(norm.cdf((z - mu) / sigma))
+    mass = np.diff(ndtr((z - mu) / sigma))  # the standard normal's cdf (scipy's norm.cdf)
     return Pieces(np.exp(z), mass / mass.sum())
 
 
@@ -97,14 +101,24 @@ def mixture(parts: list[tuple[Pieces, float]]) -> Pieces:
     parts = [(p, a) for p, a in parts if a > 0 and p.m.size]
     if not parts:
         return Pieces(np.zeros(1), np.zeros(0))
-    x = np.unique(np.concatenate([p.x for p, _ in parts]))
+    x = _sorted_unique(np.concatenate([p.x for p, _ in parts]))
     m = np.zeros(x.size - 1)
+    log_step = np.log(x[1:] / x[:-1])
     for p, a in parts:
-        dens_log = np.r_[p.m / np.log(p.x[1:] / p.x[:-1]), 0.0]  # mass per unit log time
+        dens_log = np.zeros(p.m.size + 1)  # mass per unit log time, 0 past the last piece
+        dens_log[:-1] = p.m / np.log(p.x[1:] / p.x[:-1])
         k = np.searchsorted(p.x, x[:-1], side="right") - 1
         inside = (k >= 0) & (k < p.m.size)
-        m += a * np.where(inside, dens_log[np.clip(k, 0, p.m.size)], 0.0) * np.log(x[1:] / x[:-1])
+        m += a * np.where(inside, dens_log[np.minimum(np.maximum(k, 0), p.m.size)], 0.0) * log_step
     return Pieces(x, m)
+
+
+def _sorted_unique(v: np.ndarray) -> np.ndarray:
+    """``np.unique(v)`` of a float array without NaN (sorted, each value once)."""
+    v = np.sort(v)
+    keep = np.ones(v.size, dtype=bool)
+    np.not_equal(v[1:], v[:-1], out=keep[1:])
+    return v[keep]
 
 
 def select(
@@ -122,14 +136,15 @@ def select(
     if upper_s is not None and upper_s > 0:
         frac = _kept_share(lo_x, hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
         mass *= frac
-        lo_x = np.clip(lo_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
-        hi_x = np.clip(hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
+        lo_x = clip_bounds(lo_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
+        hi_x = clip_bounds(hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
     dens = mass / np.maximum(hi_x - lo_x, 1e-12)
     keep = (dens >= lam) & (mass > 0)
     if not keep.any():
         return np.zeros(0), np.zeros(0), np.zeros(0)
     idx = np.flatnonzero(keep)
-    starts = np.r_[True, (idx[1:] != idx[:-1] + 1) | (lo_x[idx[1:]] > hi_x[idx[:-1]])]
+    starts = np.ones(idx.size, dtype=bool)
+    starts[1:] = (idx[1:] != idx[:-1] + 1) | (lo_x[idx[1:]] > hi_x[idx[:-1]])
     group = np.cumsum(starts) - 1
     low = lo_x[idx][starts]
     high = np.maximum.reduceat(hi_x[idx], np.flatnonzero(starts))
@@ -138,8 +153,13 @@ def select(
 
 def _kept_share(lo: np.ndarray, hi: np.ndarray, a: float, b: float) -> np.ndarray:
     """Share of each piece's log-length inside ``[a, b]`` (mass is uniform in log time)."""
-    inner = np.log(np.clip(hi, a, b) / np.clip(lo, a, b))
+    inner = np.log(clip_bounds(hi, a, b) / clip_bounds(lo, a, b))
     return np.where(hi > lo, inner / np.log(hi / lo), 0.0)
+
+
+def clip_bounds(v: np.ndarray, a: float, b: float) -> np.ndarray:
+    """``np.clip(v, a, b)`` for ``a <= b`` and no NaN (the same values, without its dispatch)."""
+    return np.minimum(np.maximum(v, a), b)
 
 
 def online_level(

@@ -55,6 +55,7 @@ from predictor.core.runtime.combined import (
     MIN_RUNTIME_S,
     Pieces,
     _kept_share,
+    clip_bounds,
     lognormal_pieces,
     mixture,
     pieces,
@@ -410,7 +411,7 @@ def _top_density(pc: Pieces, upper_s: float | None) -> float:
     if upper_s is not None:
         u = max(upper_s, MIN_RUNTIME_S)
         mass = mass * _kept_share(lo, hi, MIN_RUNTIME_S, u)
-        lo, hi = np.clip(lo, MIN_RUNTIME_S, u), np.clip(hi, MIN_RUNTIME_S, u)
+        lo, hi = clip_bounds(lo, MIN_RUNTIME_S, u), clip_bounds(hi, MIN_RUNTIME_S, u)
     dens = np.where(mass > 0, mass / np.maximum(hi - lo, 1e-12), 0.0)
     return float(dens.max(initial=0.0))
 

@@ -31,10 +31,13 @@ from predictor.core.runtime.peers import (
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
+from predictor.core.shared_fits import shared
 from predictor.core.state.retrain import boundaries, later_boundaries
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
+#: per block row: the three quantile models (None: too few jobs) and how many jobs they learned
+Models = dict[int, tuple[list[HistGradientBoostingRegressor] | None, int]]
 #: the nine request columns; "carry+same" was tried and not kept (docs/results.md, "Fifth pass")
 DEFAULT_FEATURES = "request"
 
@@ -103,11 +106,21 @@ class QuantileGBRange(RuntimeEstimator):
         return np.column_stack([request, user_record(self.history_, targets, times)[:, columns]])
 
     def _learn(self, history: RuntimeContext) -> None:
+        """Features of every row and the block length; inside a ``shared_fits.fit_scope`` a
+        fit with the same parameters on the very same context shares them and the models
+        trained at each block (deterministic: the same models)."""
+        params = tuple(sorted(self.get_params().items()))
+        key = ("quantile", params, id(history.jobs), id(history.run_s), history.n_tune)
+        self.times_, self.every_, self.features_, self._models = shared(
+            key, history, lambda: self._learned(history)
+        )
+
+    def _learned(self, history: RuntimeContext) -> tuple[UserTimes | None, int, np.ndarray, Models]:
         self.times_ = UserTimes.of(history) if user_columns(self.feature_set) else None
         n = len(history.run_s)
-        self.every_ = max(1, math.ceil((n - history.n_tune) / max(self.n_retrain, 1)))
-        self.features_ = self.features(RuntimeTargets.from_rows(history, np.arange(n)))
-        self._models: dict[int, tuple[list[HistGradientBoostingRegressor] | None, int]] = {}
+        every = max(1, math.ceil((n - history.n_tune) / max(self.n_retrain, 1)))
+        features = self.features(RuntimeTargets.from_rows(history, np.arange(n)))
+        return self.times_, every, features, {}
 
     def models(self, b: int) -> tuple[list[HistGradientBoostingRegressor] | None, int]:
         """The three quantile models trained at row ``b``'s arrival (None: too few jobs), and
