@@ -131,24 +131,47 @@ def select(
     """
     if pc.m.size == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0)
-    lo_x, hi_x = pc.x[:-1].copy(), pc.x[1:].copy()
-    mass = pc.m.copy()
+    return select_clipped(clipped(pc, upper_s), lam)
+
+
+@dataclass(frozen=True)
+class Clipped:
+    """Pieces clipped to ``[1 s, upper]``: edges ``lo``, ``hi``, kept ``mass``, ``dens`` per s."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    mass: np.ndarray
+    dens: np.ndarray
+
+    def top_density(self) -> float:
+        """The highest density of a piece that keeps some mass (0 when none does)."""
+        return float(np.where(self.mass > 0, self.dens, 0.0).max(initial=0.0))
+
+
+def clipped(pc: Pieces, upper_s: float | None) -> Clipped:
+    """``pc``'s pieces clipped to ``[1 s, upper_s]`` (no upper bound when None or <= 0), the
+    mass outside dropped (uniform in log time), with each piece's density per second."""
+    lo_x, hi_x, mass = pc.x[:-1], pc.x[1:], pc.m
     if upper_s is not None and upper_s > 0:
-        frac = _kept_share(lo_x, hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
-        mass *= frac
-        lo_x = clip_bounds(lo_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
-        hi_x = clip_bounds(hi_x, MIN_RUNTIME_S, max(upper_s, MIN_RUNTIME_S))
-    dens = mass / np.maximum(hi_x - lo_x, 1e-12)
-    keep = (dens >= lam) & (mass > 0)
+        u = max(upper_s, MIN_RUNTIME_S)
+        mass = mass * _kept_share(lo_x, hi_x, MIN_RUNTIME_S, u)
+        lo_x, hi_x = clip_bounds(lo_x, MIN_RUNTIME_S, u), clip_bounds(hi_x, MIN_RUNTIME_S, u)
+    return Clipped(lo_x, hi_x, mass, mass / np.maximum(hi_x - lo_x, 1e-12))
+
+
+def select_clipped(c: Clipped, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`select` on pieces already clipped."""
+    keep = (c.dens >= lam) & (c.mass > 0)
     if not keep.any():
         return np.zeros(0), np.zeros(0), np.zeros(0)
+    lo_x, hi_x = c.lo, c.hi
     idx = np.flatnonzero(keep)
     starts = np.ones(idx.size, dtype=bool)
     starts[1:] = (idx[1:] != idx[:-1] + 1) | (lo_x[idx[1:]] > hi_x[idx[:-1]])
     group = np.cumsum(starts) - 1
     low = lo_x[idx][starts]
     high = np.maximum.reduceat(hi_x[idx], np.flatnonzero(starts))
-    return low, high, np.bincount(group, weights=mass[idx])
+    return low, high, np.bincount(group, weights=c.mass[idx])
 
 
 def _kept_share(lo: np.ndarray, hi: np.ndarray, a: float, b: float) -> np.ndarray:

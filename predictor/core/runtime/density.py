@@ -54,13 +54,12 @@ from predictor.core.runtime.base import Progress, RuntimeEstimator
 from predictor.core.runtime.combined import (
     MIN_RUNTIME_S,
     Pieces,
-    _kept_share,
-    clip_bounds,
+    clipped,
     lognormal_pieces,
     mixture,
     pieces,
     recency_weights,
-    select,
+    select_clipped,
 )
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.level import (
@@ -347,13 +346,16 @@ class DensityRangeSet(RuntimeEstimator):
         """Per target: its density pieces, history level, support and requested time."""
         a, b, c = self.weights
         gbm = quantile._predict(targets, None).ranges
+        levels = (*LEVELS, "all")
+        t_s = np.asarray(targets.t_s, dtype=float)
+        spans = [ctx.levels[lv].bounds(targets.codes[lv], t_s) for lv in levels]  # all at once
+        weights: dict[int, np.ndarray] = {}
         out = []
         for k in range(len(targets)):
             req = float(targets.req_time_s[k])
-            t = float(targets.t_s[k])
-            for level in (*LEVELS, "all"):
-                rows = ctx.levels[level].history(int(targets.codes[level][k]), t)[::-1]
-                if rows.size:
+            for level, (lo, hi) in zip(levels, spans, strict=True):
+                if hi[k] > lo[k]:  # the group's jobs that ended before t, most recent first
+                    rows = ctx.levels[level].order[int(lo[k]) : int(hi[k])][::-1]
                     break
             else:
                 out.append((Pieces(np.zeros(1), np.zeros(0)), "none", 0, req))
@@ -361,7 +363,9 @@ class DensityRangeSet(RuntimeEstimator):
             runs = ctx.run_s[rows]
             n = relevant_count(runs, ctx.params.history_start, ctx.params.history_overlap)
             h = np.maximum(runs[:n], MIN_RUNTIME_S)
-            w = recency_weights(n, self.decay)
+            if n not in weights:
+                weights[n] = recency_weights(n, self.decay)
+            w = weights[n]
             parts = [(pieces(h, w, self.ratio), a)]
             req_h = ctx.req_time_s[rows[:n]]
             if req > 0 and b > 0 and (req_h > 0).any():
@@ -382,7 +386,8 @@ class DensityRangeSet(RuntimeEstimator):
         upper = req if req > 0 else None
         low = high = mass = np.zeros(0)
         if pc.m.size:
-            low, high, mass = select(pc, min(lam, _top_density(pc, upper)), upper)
+            pieces_in = clipped(pc, upper)  # the densest piece's density and the selection
+            low, high, mass = select_clipped(pieces_in, min(lam, pieces_in.top_density()))
         if level == "none" or mass.sum() <= 0:
             return RangeSet(
                 np.array([MIN_RUNTIME_S]),
@@ -403,17 +408,6 @@ class DensityRangeSet(RuntimeEstimator):
             if progress is not None and k % step == 0:
                 progress(k / len(mix))
         return RuntimePrediction(out)
-
-
-def _top_density(pc: Pieces, upper_s: float | None) -> float:
-    """The highest density (per second) of ``pc``'s pieces after clipping to the request."""
-    lo, hi, mass = pc.x[:-1], pc.x[1:], pc.m
-    if upper_s is not None:
-        u = max(upper_s, MIN_RUNTIME_S)
-        mass = mass * _kept_share(lo, hi, MIN_RUNTIME_S, u)
-        lo, hi = clip_bounds(lo, MIN_RUNTIME_S, u), clip_bounds(hi, MIN_RUNTIME_S, u)
-    dens = np.where(mass > 0, mass / np.maximum(hi - lo, 1e-12), 0.0)
-    return float(dens.max(initial=0.0))
 
 
 __all__ = ["DensityRangeSet", "LengthWindow", "length_table"]
