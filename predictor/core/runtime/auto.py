@@ -16,7 +16,7 @@ method's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +32,7 @@ from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.shared_fits import fit_scope
+from predictor.core.state.snapshot import Snapshot
 
 
 class AutoRuntime(RuntimeEstimator):
@@ -99,6 +100,10 @@ class AutoRuntime(RuntimeEstimator):
         pred = self.model_._predict(targets, progress)
         return calibrated(pred, self.choice_.calibration) if self.calibrate else pred
 
+    def settled_key(self, snapshot: Snapshot) -> Hashable | None:
+        """The chosen method's (its answers, calibrated alike)."""
+        return self.model_.settled_key(snapshot)
+
 
 def calibrated(
     pred: RuntimePrediction, knots: tuple[list[float], list[float]]
@@ -146,3 +151,7 @@ class CalibratedRuntime(RuntimeEstimator):
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
         pred = self.model._predict(targets, progress)
         return pred if self.knots is None else calibrated(pred, self.knots)
+
+    def settled_key(self, snapshot: Snapshot) -> Hashable | None:
+        """The wrapped method's (its answers, calibrated alike)."""
+        return self.model.settled_key(snapshot)

@@ -7,13 +7,14 @@ A method subclasses :class:`RuntimeEstimator` and writes ``_learn(history)`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Self
 
 import numpy as np
 
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.settled import SettledAnswers
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.state.request import JobRequest, RequestBatch, as_batch
@@ -30,6 +31,7 @@ class RuntimeEstimator:
     name = "base"
 
     def fit(self, history: RuntimeContext) -> Self:
+        self.__dict__.pop("_settled", None)  # answers of an earlier fit
         self.history_ = history
         self._learn(history)
         return self
@@ -39,9 +41,27 @@ class RuntimeEstimator:
     ) -> RuntimePrediction:
         """RangeSets of ``requests`` arriving in ``snapshot`` (history known at its instant)."""
         history = self._fitted()
-        return self._predict(
-            RuntimeTargets.from_snapshot(history, snapshot, as_batch(requests)), None
-        )
+        batch = as_batch(requests)
+
+        def compute(sub: RequestBatch) -> RuntimePrediction:
+            return self._predict(RuntimeTargets.from_snapshot(history, snapshot, sub), None)
+
+        key = self.settled_key(snapshot)
+        if key is None:
+            return compute(batch)
+        kept = self.__dict__.setdefault("_settled", SettledAnswers())  # not a parameter
+        return RuntimePrediction(kept.answer(key, batch, lambda sub: compute(sub).ranges))
+
+    def settled_key(self, snapshot: Snapshot) -> Hashable | None:
+        """A key such that every request gets the same answer at any two instants with
+        equal keys (:mod:`predictor.core.runtime.settled`), or None (always predict; the
+        default)."""
+        return None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_settled", None)  # answers kept for the settled history: never pickled
+        return state
 
     def predict_rows(self, rows: np.ndarray, progress: Progress = None) -> RuntimePrediction:
         """RangeSets of log rows of the fitted history, each at its own arrival."""

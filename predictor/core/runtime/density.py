@@ -46,6 +46,7 @@ grid aims at ``target_coverage``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,7 @@ from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
 from predictor.core.runtime.rangeset import RangeSet, relevant_count
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
+from predictor.core.state.snapshot import Snapshot
 
 #: ``log10 lam`` per second tried on the tuning part (results.md, issue 12).
 LOG_LAM_GRID = tuple(np.arange(-3.5, -6.0 - 1e-9, -0.25))
@@ -168,6 +170,13 @@ class DensityRangeSet(RuntimeEstimator):
             if int(b) not in self._block_lam:
                 self._block_lam[int(b)] = self._block_level(int(b), float(target))
         return np.array([self._block_lam[int(b)] for b in blocks], dtype=float)
+
+    def settled_key(self, snapshot: Snapshot) -> Hashable | None:
+        """The part (c) model's (``QuantileGBRange.settled_key``): on a settled history the
+        past runtimes, the block's level and the request's codes do not move with the
+        instant; only the load the GBM reads does (``runtime.settled``)."""
+        key = self.quantile_.settled_key(snapshot)
+        return None if key is None else ("density", key)
 
     def train_ahead(self) -> DensityRangeSet:
         """The quantile models of every block after the tuning part, then the level of every

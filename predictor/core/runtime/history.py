@@ -170,6 +170,13 @@ class RuntimeContext:
         """Group code of each row at every level."""
         return {level: index.codes[rows] for level, index in self.levels.items()}
 
+    def settled_at(self, t: float) -> bool:
+        """Has every job of the history arrived and ended (its end known) before ``t``? Then
+        every past-runtime lookup at ``t`` reads the whole history (``runtime.settled``)."""
+        if not self.submit_s.size:
+            return False
+        return bool(t > float(self.known_end_s.max()) and t >= float(self.submit_s.max()))
+
     def key_codes(self, user: int, size: int, queue: int, group: int) -> dict[str, int]:
         """Group codes of a request that need not be in the trace (-1: unseen)."""
         values = {"user_id": user, "size": size, "queue_id": queue, "group_id": group}

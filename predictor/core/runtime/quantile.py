@@ -14,6 +14,7 @@ rest of the log), each on the ``max_train`` most recently ended jobs before the 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -32,10 +33,12 @@ from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
 from predictor.core.shared_fits import shared
-from predictor.core.state.retrain import boundaries, later_boundaries
+from predictor.core.state.retrain import boundaries, boundary, later_boundaries
+from predictor.core.state.snapshot import Snapshot
 from predictor.core.threads import threads
 
 MIN_TRAIN = 20
+LOAD_COLUMN = 7  # of :meth:`QuantileGBRange.features`: the predicted load
 #: per block row: the three quantile models (None: too few jobs) and how many jobs they learned
 Models = dict[int, tuple[list[HistGradientBoostingRegressor] | None, int]]
 #: the nine request columns; "carry+same" was tried and not kept (docs/results.md, "Fifth pass")
@@ -109,6 +112,7 @@ class QuantileGBRange(RuntimeEstimator):
         """Features of every row and the block length; inside a ``shared_fits.fit_scope`` a
         fit with the same parameters on the very same context shares them and the models
         trained at each block (deterministic: the same models)."""
+        self.__dict__.pop("_load_splits", None)
         params = tuple(sorted(self.get_params().items()))
         key = ("quantile", params, id(history.jobs), id(history.run_s), history.n_tune)
         self.times_, self.every_, self.features_, self._models = shared(
@@ -133,6 +137,38 @@ class QuantileGBRange(RuntimeEstimator):
             models = None if ended.size < MIN_TRAIN else self._train(ended)
             self._models[b] = (models, int(ended.size) if models else 0)
         return self._models[b]
+
+    def settled_key(self, snapshot: Snapshot) -> Hashable | None:
+        """On a settled history (``RuntimeContext.settled_at``) a request's answer changes
+        with the instant only through the load feature, and a tree reads the load only as
+        ``load <= threshold``: the key is the retraining block and the number of the models'
+        load thresholds below the load (``runtime.settled``). None when not settled, with
+        user-record features, or a load of NaN."""
+        ctx = self._fitted()
+        t = float(snapshot.known_at_s)
+        if self.feature_set != "request" or not ctx.settled_at(t):
+            return None
+        n = snapshot.arrived_rows(ctx.submit_s)
+        b = boundary(int(n), t, ctx.submit_s, ctx.n_tune, self.every_)
+        load = float(ctx.load_at(t)[0])
+        thresholds = self._load_thresholds(b)
+        if thresholds is None or np.isnan(load):
+            return None
+        return ("quantile", b, int(np.searchsorted(thresholds, load, side="left")))
+
+    def _load_thresholds(self, b: int) -> np.ndarray | None:
+        """Sorted thresholds of every split on the load column in the models of block ``b``
+        (empty without models); None when a model's trees cannot be read."""
+        kept = self.__dict__.setdefault("_load_splits", {})  # not a parameter
+        if b not in kept:
+            models, _ = self.models(b)
+            flats = [gbm_trees.flatten(m) for m in models or []]
+            if any(f is None for f in flats):
+                kept[b] = None
+            else:
+                cuts = [f.threshold[(f.feature == LOAD_COLUMN) & ~f.leaf] for f in flats if f]
+                kept[b] = np.unique(np.concatenate([np.zeros(0), *cuts]))
+        return kept[b]
 
     def train_ahead(self) -> QuantileGBRange:
         """The models of every boundary after the tuning part (:func:`later_boundaries`),
