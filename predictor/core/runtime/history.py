@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -173,9 +174,16 @@ class RuntimeContext:
     def settled_at(self, t: float) -> bool:
         """Has every job of the history arrived and ended (its end known) before ``t``? Then
         every past-runtime lookup at ``t`` reads the whole history (``runtime.settled``)."""
+        return (
+            self.settled_from is not None and t > self.settled_from[0] and t >= self.settled_from[1]
+        )
+
+    @cached_property
+    def settled_from(self) -> tuple[float, float] | None:
+        """(last known end, last submission) of the history, taken once (None: empty)."""
         if not self.submit_s.size:
-            return False
-        return bool(t > float(self.known_end_s.max()) and t >= float(self.submit_s.max()))
+            return None
+        return float(self.known_end_s.max()), float(self.submit_s.max())
 
     def key_codes(self, user: int, size: int, queue: int, group: int) -> dict[str, int]:
         """Group codes of a request that need not be in the trace (-1: unseen)."""
