@@ -111,35 +111,54 @@ def test_batched_distances_equal_the_one_target_formula_bit_for_bit():
         np.testing.assert_array_equal((batch[k] * batch[k]) @ wn, (old * old) @ wn)
 
 
-def test_kept_window_ranges_answer_as_ranges_taken_afresh_and_a_refit_forgets_them():
-    from predictor.core.wait.ibl import unit_distances_each, window_range
+def test_window_ranges_from_block_extremes_are_the_windows_own_and_a_refit_forgets_them():
+    from predictor.core.wait.ibl import window_range
 
     jobs = make_jobs(500, seed=3)
-    ibl = IBL(n_iter=4, tune_targets=40, random_state=0).fit(make_ctx(jobs, n_tune=200))
+    ibl = IBL(n_iter=4, tune_targets=40, random_state=0, history_size=150)
+    ibl.fit(make_ctx(jobs, n_tune=200))
     rows = np.arange(300, 500)
-    first = ibl.predict_rows(rows).wait_s  # fills the kept ranges
-    again = ibl.predict_rows(rows).wait_s  # answered from them
-    ibl.__dict__.pop("_ranges_kept")
-    fresh = ibl.predict_rows(rows).wait_s  # ranges taken afresh
-    assert first.tobytes() == again.tobytes() == fresh.tobytes()
-    # the kept ranges are the window's own: unit distances with them are the plain ones
-    window = ibl.hfeats_[ibl._window(250)]
-    xs = ibl.feats_[[250, 251]]
-    given = list(unit_distances_each(window, xs, 4, ibl.tod_col_, ibl._ranges(250)))
-    plain = list(unit_distances_each(window, xs, 4, ibl.tod_col_))
-    assert all(a.tobytes() == b.tobytes() for a, b in zip(given, plain, strict=True))
-    # a refit on another log (same order and windows, other sizes) answers as a new IBL
-    # fitted on it: no range of the old log is kept
-    other = jobs.copy()
-    other["requested_time"] = other["requested_time"] * 3 + 7
-    windows = list(ibl.__dict__["_ranges_kept"])
-    ibl.fit(make_ctx(other, n_tune=200))
-    for m in windows:
+    first = ibl.predict_rows(rows).wait_s
+    for m in range(1, len(ibl.hfeats_) + 1):
         lo, hi = window_range(ibl.hfeats_[ibl._window(m)], 4)
         assert ibl._ranges(m)[0].tobytes() == lo.tobytes()
         assert ibl._ranges(m)[1].tobytes() == hi.tobytes()
-    new = IBL(n_iter=4, tune_targets=40, random_state=0).fit(make_ctx(other, n_tune=200))
+    # a refit on another log (same order and windows, other sizes) answers as a new IBL
+    # fitted on it: no extreme of the old log is kept
+    other = jobs.copy()
+    other["requested_time"] = other["requested_time"] * 3 + 7
+    ibl.fit(make_ctx(other, n_tune=200))
+    new = IBL(n_iter=4, tune_targets=40, random_state=0, history_size=150)
+    new.fit(make_ctx(other, n_tune=200))
     assert ibl.predict_rows(rows).wait_s.tobytes() == new.predict_rows(rows).wait_s.tobytes()
+    assert ibl.predict_rows(rows).wait_s.tobytes() != first.tobytes()
     import pickle
 
-    assert "_ranges_kept" not in pickle.loads(pickle.dumps(ibl)).__dict__
+    assert "_extremes" in ibl.__dict__
+    back = pickle.loads(pickle.dumps(ibl))
+    assert "_extremes" not in back.__dict__
+    assert back.predict_rows(rows).wait_s.tobytes() == new.predict_rows(rows).wait_s.tobytes()
+
+
+def test_squared_distances_of_candidates_equal_the_batch_bit_for_bit():
+    from predictor.core.wait.ibl import squared_distances_each
+
+    rng = np.random.default_rng(8)
+    parts = [rng.integers(0, 3, (700, 4)), rng.exponential(5.0, (700, 3))]
+    parts += [rng.uniform(0, DAY_S, 700), rng.exponential(2.0, (700, 6))]
+    window = np.column_stack(parts)
+    window[:, 9] = 1.0  # a flat column: distance 0
+    # a molding arrival: one request at 6 sizes (column 4), two state sums that follow it,
+    # one target at another user and one beyond the window's range (its span widens)
+    xs = np.repeat(window[[17]], 8, axis=0)
+    xs[:, 4] = np.log1p([1, 2, 4, 8, 16, 32, 64, 128])
+    xs[:, 11] += np.arange(8) * 0.25
+    xs[6, 0] = 2.0 if xs[6, 0] != 2.0 else 1.0
+    xs[7, 5] = 1e3
+    wn = rng.uniform(size=window.shape[1])
+    wn /= wn.sum()
+    batch = unit_distances_batch(window, xs, 4, 7)
+    got = list(squared_distances_each(window, xs, 4, 7, wn))
+    assert len(got) == len(xs)
+    for d, d2 in zip(batch, got, strict=True):
+        assert d2.tobytes() == ((d * d) @ wn).tobytes()

@@ -18,8 +18,6 @@ jobs that had started by the submit time.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 
 import numpy as np
@@ -29,13 +27,12 @@ from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
 from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
+from predictor.core.wait.window_extremes import BlockExtremes
 
 NOMINAL = ("user", "group", "queue", "executable")
 DAY_S = 86400.0
 K_CHOICES = (1, 2, 5, 10, 20, 50, 100)
 BATCH = 16  # targets whose distances are computed together (bounds the (K, m, f) array)
-RANGES_KEPT = 64  # windows whose column ranges a fitted IBL keeps (a server's recent instants)
-_RANGES_LOCK = threading.Lock()
 
 
 def feature_matrix(requests: RequestBatch, summary: np.ndarray) -> tuple[np.ndarray, int]:
@@ -69,52 +66,71 @@ def unit_distances_batch(
 ) -> np.ndarray:
     """(K, m, f) :func:`unit_distances` of K targets ``xs`` (K, f) against one window (m, f)
     in one numpy pass; the window's column ranges are taken once for all K (``ranges``:
-    :func:`window_range` of this window, when the caller has it)."""
+    :func:`window_range` of this window, when the caller has it). A column without a positive
+    range is divided by 1 and then set to 0: the plain division is several times faster than
+    a masked one (``where=``), and gives the same numbers."""
     diff = np.abs(window[None, :, :] - xs[:, None, :])
     out = np.empty_like(diff)
-    out[:, :, :n_nominal] = diff[:, :, :n_nominal] > 0
+    np.greater(diff[:, :, :n_nominal], 0, out=out[:, :, :n_nominal])
     num = xs[:, n_nominal:]
     lo, hi = window_range(window, n_nominal) if ranges is None else ranges
     span = np.maximum(hi, num) - np.minimum(lo, num)  # (K, f - n_nominal)
+    flat = ~(span > 0)
     numeric = out[:, :, n_nominal:]
-    numeric[...] = 0.0
-    np.divide(diff[:, :, n_nominal:], span[:, None, :], out=numeric,
-              where=np.broadcast_to(span[:, None, :] > 0, numeric.shape))  # fmt: skip
+    np.divide(diff[:, :, n_nominal:], np.where(flat, 1.0, span)[:, None, :], out=numeric)
+    if flat.any():
+        np.copyto(numeric, 0.0, where=np.broadcast_to(flat[:, None, :], numeric.shape))
     tod = diff[:, :, tod_col]
     out[:, :, tod_col] = np.minimum(tod, DAY_S - tod) / (DAY_S / 2)
     return out
 
 
-def unit_distances_each(
+def _column(
+    values: np.ndarray, x: float, c: int, n_nominal: int, tod_col: int, span: float
+) -> np.ndarray:
+    """Column ``c`` of :func:`unit_distances_batch` for one target: ``values`` is the
+    window's column, ``x`` the target's value, ``span`` the range it is scaled by."""
+    diff = np.abs(values - x)
+    if c < n_nominal:
+        return (diff > 0).astype(float)
+    if c == tod_col:
+        return np.minimum(diff, DAY_S - diff) / (DAY_S / 2)
+    return diff / span if span > 0 else np.zeros_like(diff)
+
+
+def squared_distances_each(
     window: np.ndarray,
     xs: np.ndarray,
     n_nominal: int,
     tod_col: int,
+    wn: np.ndarray,
     ranges: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Iterator[np.ndarray]:
-    """``unit_distances_batch(window, xs, ...)[k]`` for k = 0, 1, ..., one (m, f) array at a
-    time. Targets that differ in a few attributes only (a molding arrival's candidate sizes:
-    the size and the state sums it enters) start from target 0's array and recompute the
-    columns whose value or range differ: the same numbers, without the (K, m, f) passes.
-    The window's ranges (``ranges``, else :func:`window_range`) are taken once."""
+    """``(d_k * d_k) @ wn`` for k = 0, 1, ..., with ``d_k = unit_distances_batch(window,
+    xs, ...)[k]``: each window row's ``D^2`` (the module's formula, ``wn`` the weights over
+    their sum), one (m,) array at a time.
+
+    Targets that differ in a few attributes only (a molding arrival's candidate sizes: the
+    size and the state sums it enters) overwrite those columns of target 0's squares in
+    place and put them back after: the same numbers, without a (K, m, f) pass or an (m, f)
+    copy per target. The window's ranges (``ranges``, else :func:`window_range`) are taken
+    once."""
     num = xs[:, n_nominal:]
     lo, hi = window_range(window, n_nominal) if ranges is None else ranges
     span = np.zeros(xs.shape)
     span[:, n_nominal:] = np.maximum(hi, num) - np.minimum(lo, num)
     first = unit_distances_batch(window, xs[:1], n_nominal, tod_col, (lo, hi))[0]
-    yield first
+    sq = first * first
+    yield sq @ wn
     differ = (xs != xs[0]) | (span != span[0])
     for k in range(1, len(xs)):
-        d = first.copy()
-        for c in np.flatnonzero(differ[k]):
-            diff = np.abs(window[:, c] - xs[k, c])
-            if c < n_nominal:
-                d[:, c] = diff > 0
-            elif c == tod_col:
-                d[:, c] = np.minimum(diff, DAY_S - diff) / (DAY_S / 2)
-            else:
-                d[:, c] = diff / span[k, c] if span[k, c] > 0 else 0.0
-        yield d
+        cols = np.flatnonzero(differ[k])
+        kept = sq[:, cols]  # a copy: put back once target k is answered
+        for c in cols:
+            d = _column(window[:, c], xs[k, c], int(c), n_nominal, tod_col, span[k, c])
+            sq[:, c] = d * d
+        yield sq @ wn
+        sq[:, cols] = kept
 
 
 def kernel_average(d2: np.ndarray, waits: np.ndarray, k: int, h: float) -> float:
@@ -156,7 +172,7 @@ class IBL(WaitEstimator):
         self.random_state = random_state
 
     def _prepare(self, ctx: WaitContext) -> None:
-        self.__dict__.pop("_ranges_kept", None)  # a refit searches other windows
+        self.__dict__.pop("_extremes", None)  # a refit searches other windows
         feats, self.tod_col_ = feature_matrix(RequestBatch.from_jobs(ctx.jobs), ctx.state.summary)
         self.n_nominal_ = len(NOMINAL)
         self.hist_ = KnownHistory.from_jobs(ctx.jobs)
@@ -168,24 +184,19 @@ class IBL(WaitEstimator):
         return slice(max(0, m - self.history_size), m)
 
     def _ranges(self, m: int) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`window_range` of window ``m``, kept for the last ``RANGES_KEPT`` windows:
-        every request at one instant searches the same window (issue 18). Not pickled."""
-        with _RANGES_LOCK:
-            kept = self.__dict__.setdefault("_ranges_kept", OrderedDict())
-            got = kept.get(m)
-            if got is not None:
-                kept.move_to_end(m)
-                return got
-        got = window_range(self.hfeats_[self._window(m)], self.n_nominal_)
-        with _RANGES_LOCK:
-            kept[m] = got
-            while len(kept) > RANGES_KEPT:
-                kept.popitem(last=False)
-        return got
+        """:func:`window_range` of window ``m``, read from the history's block extremes
+        (``window_extremes.BlockExtremes``, built at the first call after a fit, not
+        pickled): every target of a pool or an evaluation has its own window (issue 18)."""
+        extremes: BlockExtremes | None = self.__dict__.get("_extremes")
+        if extremes is None:
+            extremes = BlockExtremes(self.hfeats_[:, self.n_nominal_ :])
+            self.__dict__["_extremes"] = extremes
+        window = self._window(m)
+        return extremes.window(window.start, window.stop)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state.pop("_ranges_kept", None)
+        state.pop("_extremes", None)
         return state
 
     def _learn(self, ctx: WaitContext) -> None:
@@ -228,12 +239,14 @@ class IBL(WaitEstimator):
 
     def _unit(self, x: np.ndarray, m: int) -> np.ndarray:
         window = self.hfeats_[self._window(m)]
-        return unit_distances(window, x, self.n_nominal_, self.tod_col_)
+        return unit_distances_batch(
+            window, x[None, :], self.n_nominal_, self.tod_col_, self._ranges(m)
+        )[0]
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
         """Targets that share a window (a batch of requests in one snapshot) have their
         window's ranges taken once and share the distance columns they agree on
-        (:func:`unit_distances_each`)."""
+        (:func:`squared_distances_each`)."""
         feats, _ = feature_matrix(targets.requests, targets.summary)
         prefix = self.hist_.prefix(targets.known_at_s, targets.n_before)
         out = np.empty(len(targets))
@@ -248,11 +261,11 @@ class IBL(WaitEstimator):
             waits = self.hwaits_[self._window(int(m))]
             for lo in range(0, sel.size, BATCH):
                 part = sel[lo : lo + BATCH]
-                each = unit_distances_each(
-                    window, feats[part], self.n_nominal_, self.tod_col_, self._ranges(int(m))
+                each = squared_distances_each(
+                    window, feats[part], self.n_nominal_, self.tod_col_, wn, self._ranges(int(m))
                 )
-                for n, d in zip(part, each, strict=True):
-                    out[n] = kernel_average((d * d) @ wn, waits, self.k_, self.h_)
+                for n, d2 in zip(part, each, strict=True):
+                    out[n] = kernel_average(d2, waits, self.k_, self.h_)
             done += sel.size
             if progress is not None and done % 2000 < sel.size:
                 progress(done / len(targets))
