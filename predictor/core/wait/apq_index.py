@@ -22,6 +22,7 @@ import numpy as np
 from predictor.core.state.sweep import StateSweep
 from predictor.core.wait import apq_distance as dist
 from predictor.core.wait.params import APQParams
+from predictor.core.wait.window_extremes import BlockExtremes
 
 CHUNK = 256  # rows per precomputed min/max chunk
 LOOKBACK = 256  # extra rows looked at below the window for rows >= n_before (kept as it was)
@@ -29,35 +30,23 @@ LOOKBACK = 256  # extra rows looked at below the window for rows >= n_before (ke
 
 @dataclass
 class QueueRows:
-    """One queue's usable rows in (start, row) order and their APQ columns, contiguous."""
+    """One queue's usable rows in (start, row) order and their APQ columns, contiguous;
+    ``extremes`` gives the column minima and maxima of any slice of them."""
 
     rows: np.ndarray
     starts: np.ndarray
     x: np.ndarray
     wait: np.ndarray
-    chunk_min: np.ndarray
-    chunk_max: np.ndarray
+    extremes: BlockExtremes
 
     @classmethod
     def build(cls, rows: np.ndarray, starts: np.ndarray, summary: np.ndarray, wait: np.ndarray):
         x = np.ascontiguousarray(summary[rows])
-        n_chunks = len(rows) // CHUNK
-        full = x[: n_chunks * CHUNK].reshape(n_chunks, CHUNK, x.shape[1])
-        return cls(rows, starts, x, wait[rows], full.min(axis=1), full.max(axis=1))
+        return cls(rows, starts, x, wait[rows], BlockExtremes(x, CHUNK))
 
     def min_max(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """Column minima and maxima of ``x[lo:hi]`` (non-empty), from whole chunks inside."""
-        c0, c1 = -(-lo // CHUNK), hi // CHUNK
-        if c1 - c0 < 2:
-            part = self.x[lo:hi]
-            return part.min(axis=0), part.max(axis=0)
-        parts_min = [self.chunk_min[c0:c1].min(axis=0)]
-        parts_max = [self.chunk_max[c0:c1].max(axis=0)]
-        for a, b in ((lo, c0 * CHUNK), (c1 * CHUNK, hi)):
-            if b > a:
-                parts_min.append(self.x[a:b].min(axis=0))
-                parts_max.append(self.x[a:b].max(axis=0))
-        return np.minimum.reduce(parts_min), np.maximum.reduce(parts_max)
+        return self.extremes.window(lo, hi)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Column minima and maxima of sliding windows of rows, read from kept block extremes.
 
 IBL (``predictor.core.wait.ibl``) scales each numeric attribute by its range over the window
-of the last ``history_size`` known jobs, and every target of an evaluation or a replay's pool
+of the last ``history_size`` known jobs, and APQ (``apq_index``) normalises its summaries by
+their range over a queue's history block; every target of an evaluation or a replay's pool
 has its own window. Reducing 4,000 rows per window costs O(window). With the minimum and
 maximum of each block of ``block`` consecutive rows kept (one pass over the rows), window
 ``[a, b)`` is the extreme of its whole blocks and of its two partial edges:
