@@ -2,7 +2,7 @@
 against a trace detail GET (GET /api/traces/{id}/) in the same process, per shared log.
 
     python benchmarks/bench_wait_api.py [--traces KTH-SP2-1996-2.1-cln,HPC2N-2002-2.2-cln]
-        [--calls 100] [--seed 0] [--profile [cumulative|tottime]]
+        [--calls 100] [--seed 0] [--profile [cumulative|tottime]] [--profile-out FILE]
 
 Uses the Django test client against a throwaway SQLite database in a temporary folder. Per
 trace: ingests it, times the first call (it starts the bundle's fit in the background and
@@ -14,7 +14,8 @@ instant nobody asked about yet predicts the jobs that started since the instants
 before), the same bodies again ("warm": the instant's pool is known), and as many detail
 GETs. The ratio is warm p50 over the GET's p50. ``--profile [key]`` prints the top of cProfile
 over the warm calls, sorted by ``key`` (``cumulative`` unless given, or ``tottime``); the
-warm timings are then the profiled ones. A log without a known wait (SWF field 3 is -1
+warm timings are then the profiled ones; ``--profile-out FILE`` also writes the whole profile
+there (``pstats`` format, the trace's name appended) for a closer look. A log without a known wait (SWF field 3 is -1
 everywhere) answers 409 and gets a row saying so.
 """
 
@@ -82,7 +83,9 @@ def timed(call, items: list) -> np.ndarray:
     return np.array(out)
 
 
-def bench(name: str, client: APIClient, calls: int, seed: int, profile: str | None) -> dict:
+def bench(
+    name: str, client: APIClient, calls: int, seed: int, profile: str | None, out: str | None
+) -> dict:
     trace = ingest_swf(traces_dir() / f"{name}.swf.gz", name=name)
     url = f"/api/traces/{trace.pk}/predictions/wait"
     users = np.unique(np.asarray(trace.jobs.values_list("user_id", flat=True)))
@@ -112,6 +115,8 @@ def bench(name: str, client: APIClient, calls: int, seed: int, profile: str | No
     if prof:
         prof.disable()
         pstats.Stats(prof).sort_stats(profile).print_stats(30)
+        if out:
+            prof.dump_stats(f"{out}.{name}")
     detail = timed(lambda _: client.get(f"/api/traces/{trace.pk}/"), range(calls))
     return {
         "trace": name,
@@ -142,13 +147,16 @@ def main() -> None:
         default=None,
         help="print cProfile of the warm calls, sorted by this key (cumulative, tottime)",
     )
+    parser.add_argument("--profile-out", default=None, help="also write the profile here")
     args = parser.parse_args()
+    if args.profile_out and not args.profile:
+        args.profile = "cumulative"
     call_command("migrate", verbosity=0)
     client = APIClient()
     client.force_authenticate(get_user_model().objects.create_user("bench"))
     rows = []
     for name in args.traces.split(","):  # each row as soon as it is measured
-        rows.append(bench(name, client, args.calls, args.seed, args.profile))
+        rows.append(bench(name, client, args.calls, args.seed, args.profile, args.profile_out))
         print(rows[-1], flush=True)
     print(table(rows, list(rows[0])))
 
