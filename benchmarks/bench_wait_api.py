@@ -15,8 +15,8 @@ before), the same bodies again ("warm": the instant's pool is known), and as man
 GETs. The ratio is warm p50 over the GET's p50. ``--profile [key]`` prints the top of cProfile
 over the warm calls, sorted by ``key`` (``cumulative`` unless given, or ``tottime``); the
 warm timings are then the profiled ones; ``--profile-out FILE`` also writes the whole profile
-there (``pstats`` format, the trace's name appended) for a closer look. A log without a known wait (SWF field 3 is -1
-everywhere) answers 409 and gets a row saying so.
+there (``pstats`` format, the trace's name appended) for a closer look. A log without a known
+wait (SWF field 3 is -1 everywhere) answers 409 and gets a row saying so.
 """
 
 from __future__ import annotations
