@@ -61,7 +61,8 @@ def why_body(
     estimate = float(request.req_time_s)
     if estimate <= 0:
         estimate = float(runtime.predict(snapshot, RequestBatch.of([request])).ranges[0].point_s)
-    why = explain(state, int(request.procs), estimate, held_until_s=held_until_s)
+    why = explain(state, int(request.procs), estimate, held_until_s=held_until_s,
+                  profiles=PROFILES)  # fmt: skip
     changes = sooner(state, why, estimate, PROFILES)
     best = changes.best
     now = why.now_s

@@ -71,6 +71,7 @@ class StartProfile:
     extra: np.ndarray
     alone_now: np.ndarray  # passes with nobody waiting ahead
     alone_free: np.ndarray
+    queue_start_s: np.ndarray  # each queued job's start in this run (NaN: after until_s)
 
     def start_s(self, procs: int, estimate_s: float) -> float:
         """Absolute start of a request of ``procs`` (clipped to the machine) with the
@@ -105,6 +106,7 @@ def start_profile(
         pass
     t, free, shadow, extra = recorder.ahead
     t_a = np.array(t, dtype=np.float64)
+    queued = np.array(engine.start_s[n_running:], dtype=np.float64)
     return StartProfile(
         machine_procs=int(jobs.machine_procs),
         now=t_a,
@@ -113,6 +115,7 @@ def start_profile(
         extra=np.array(extra, dtype=np.int64),
         alone_now=np.array(recorder.alone[0], dtype=np.float64),
         alone_free=np.array(recorder.alone[1], dtype=np.int64),
+        queue_start_s=queued,
     )
 
 

@@ -158,3 +158,69 @@ def test_kept_forward_runs_are_bounded_in_bytes_too():
         assert held == profiles._bytes
         assert held <= 20_000 or len(profiles._runs) == 1
     assert 1 < len(profiles._runs) < 30
+
+
+def test_a_plan_read_off_the_kept_run_equals_the_queue_run_again_bit_for_bit():
+    """``forward.plan`` with kept runs: when the request starts after every job ahead, the
+    queue's own run gives the plan; otherwise the queue is run again with it. Both must be
+    the engine's numbers exactly, at clocks from 0 to 10^9 s with fractional ends (the kept
+    run and the plan set the running jobs' ends up in two ways), and both paths are taken."""
+    from predictor.core.why import forward
+    from predictor.core.why.forward import Profiles, plan
+
+    rng = np.random.default_rng(11)
+    profiles = Profiles(size=8)
+    read_off = rerun = 0
+    for case in range(300):
+        now = float(rng.choice([0.0, 17.25, 3.7e5, 9.87654321e8])) + float(rng.uniform(0, 1))
+        n_run, n_queue = int(rng.integers(0, 7)), int(rng.integers(0, 9))
+        s = QueueState(
+            now_s=now,
+            machine_procs=100,
+            running_end_s=now + rng.uniform(-50.0, 9000.0, n_run),  # some past their end
+            running_procs=rng.integers(1, 40, n_run).astype(np.int64),
+            queue_procs=rng.integers(1, 101, n_queue).astype(np.int64),
+            queue_estimate_s=rng.uniform(0.2, 9000.0, n_queue),
+        )
+        for _ in range(3):  # requests sharing the queue's kept run
+            procs, est = int(rng.integers(1, 120)), float(rng.uniform(0.0, 20000.0))
+            fresh = forward._engine_plan(s, min(procs, 100), max(est, 1.0))
+            kept = plan(s, procs, est, profiles)
+            assert kept.start_s == fresh.start_s, case
+            assert kept.queue_start_s.tobytes() == fresh.queue_start_s.tobytes(), case
+            plain = plan(s, procs, est)  # no kept runs: the engine's run
+            assert plain.start_s == fresh.start_s
+            assert plain.queue_start_s.tobytes() == fresh.queue_start_s.tobytes()
+            queued = s.queue_procs.size
+            ahead = profiles.get(s).queue_start_s
+            if queued and kept.start_s >= ahead.max():
+                read_off += 1
+            elif queued:
+                rerun += 1
+    assert read_off > 50 and rerun > 50
+
+
+def test_explanations_with_kept_runs_equal_those_without():
+    """``explain(..., profiles=...)``: the plan and the start with nobody ahead come from
+    kept runs, and every field equals a fresh explanation's."""
+    from predictor.core.why.forward import Profiles
+
+    rng = np.random.default_rng(13)
+    profiles = Profiles(size=16)
+    for _ in range(150):
+        now = float(rng.choice([0.0, 5.5e4, 9.1e8])) + float(rng.uniform(0, 1))
+        n_run, n_queue = int(rng.integers(0, 6)), int(rng.integers(0, 7))
+        s = QueueState(
+            now_s=now,
+            machine_procs=64,
+            running_end_s=now + rng.uniform(-20.0, 7000.0, n_run),
+            running_procs=rng.integers(1, 30, n_run).astype(np.int64),
+            queue_procs=rng.integers(1, 65, n_queue).astype(np.int64),
+            queue_estimate_s=rng.uniform(0.5, 7000.0, n_queue),
+        )
+        for _ in range(2):
+            procs, est = int(rng.integers(1, 80)), float(rng.uniform(0.0, 9000.0))
+            a, b = explain(s, procs, est), explain(s, procs, est, profiles=profiles)
+            assert (a.reason, a.start_s, a.alone_start_s) == (b.reason, b.start_s, b.alone_start_s)
+            assert a.ahead.queued_start_s.tobytes() == b.ahead.queued_start_s.tobytes()
+            assert a.ahead.queued_end_s.tobytes() == b.ahead.queued_end_s.tobytes()

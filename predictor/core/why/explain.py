@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from predictor.core.why.forward import plan, start_of
+from predictor.core.why.forward import Profiles, plan, start_of
 from predictor.core.why.queue import QueueState
 
 REASONS = ("hold", "nothing", "processors", "jobs_ahead")
@@ -66,16 +66,21 @@ def explain(
     estimate_s: float,
     *,
     held_until_s: float | None = None,
+    profiles: Profiles | None = None,
 ) -> Why:
     """Why a request of ``procs`` for ``estimate_s`` joining ``state`` waits.
 
     ``held_until_s``: the hold queue keeps the request until then (the queue it would join
     then is not known, so the forward is from now and the reason is ``hold``).
+    ``profiles``: the queue's forward runs kept across requests (``forward.plan``).
     """
-    forward = plan(state, procs, estimate_s)
+    forward = plan(state, procs, estimate_s, profiles)
     empty = np.zeros(0)
-    alone = start_of(replace(state, queue_procs=empty.astype(np.int64), queue_estimate_s=empty),
-                     procs, estimate_s)  # fmt: skip
+    nobody = replace(state, queue_procs=empty.astype(np.int64), queue_estimate_s=empty)
+    if profiles is not None:  # the running jobs' run, kept: the same start (start_profile)
+        alone = profiles.get(nobody).start_s(procs, max(float(estimate_s), 1.0))
+    else:
+        alone = start_of(nobody, procs, estimate_s)
     start = forward.start_s
     if held_until_s is not None and held_until_s > state.now_s:
         reason = "hold"

@@ -5,7 +5,8 @@ The same forward simulation as ``squeue --start`` estimates and the ``sim`` wait
 estimate, the request joins the end of the queue. :func:`start_of` stops as soon as the
 request's start is known; :func:`profile` runs the queue once and answers the start of any
 size and estimate (for searching changes); :func:`plan` runs every queued job to its start
-(the predicted starts and ends of the jobs ahead).
+(the predicted starts and ends of the jobs ahead), or reads them off the queue's kept run
+when the request starts after every job ahead.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ class Profiles:
 
 
 def _nbytes(key: tuple, run: StartProfile) -> int:
-    arrays = (run.now, run.free, run.horizon, run.extra, run.alone_now, run.alone_free)
+    arrays = (run.now, run.free, run.horizon, run.extra, run.alone_now, run.alone_free,
+              run.queue_start_s)  # fmt: skip
     return sum(len(k) for k in key if isinstance(k, bytes)) + sum(a.nbytes for a in arrays)
 
 
@@ -109,15 +111,36 @@ class Plan:
     start_s: float
 
 
-def plan(state: QueueState, procs: int, estimate_s: float) -> Plan:
-    """Run EASY forward until every queued job and the request have started."""
+def plan(
+    state: QueueState, procs: int, estimate_s: float, profiles: Profiles | None = None
+) -> Plan:
+    """Run EASY forward until every queued job and the request have started.
+
+    ``profiles``: the queue's runs kept (:class:`Profiles`). The request, queued last, changes
+    nothing before it starts (``pyss_adapter.core.start_profile``), and in the pass at its
+    start every job ahead is looked at before it: so when it starts at or after every job
+    ahead in the queue's own run, that run's starts are this plan's, and its start is the
+    run's answer for it. Otherwise (it backfills ahead of some of them, which it may then
+    delay) the queue is run again with it. Either way the same numbers
+    (``tests/core/test_why.py`` compares them on random queues)."""
+    procs = int(min(max(procs, 1), state.machine_procs))
+    estimate_s = max(float(estimate_s), 1.0)
+    if profiles is not None:
+        run = profiles.get(state)
+        start = run.start_s(procs, estimate_s)
+        ahead = run.queue_start_s
+        if np.isfinite(start) and (ahead.size == 0 or start >= ahead.max()):
+            return Plan(queue_start_s=ahead.copy(), start_s=start)
+    return _engine_plan(state, procs, estimate_s)
+
+
+def _engine_plan(state: QueueState, procs: int, estimate_s: float) -> Plan:
     from pyss_adapter.core.easy import EasyScheduler
     from pyss_adapter.core.engine import Engine
     from pyss_adapter.core.jobs import SimJobs
 
     r = state.running_end_s.size
-    procs = int(min(max(procs, 1), state.machine_procs))
-    est = np.concatenate([state.remaining_s(), state.queue_estimate_s, [max(estimate_s, 1.0)]])
+    est = np.concatenate([state.remaining_s(), state.queue_estimate_s, [estimate_s]])
     sizes = np.concatenate([state.running_procs, state.queue_procs, [procs]]).astype(np.int64)
     n = est.size
     jobs = SimJobs(
