@@ -25,9 +25,11 @@ count. Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 
 from __future__ import annotations
 
 import argparse
+import atexit
 import http.client
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -256,6 +258,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     tmp = Path(args.reuse or args.dir or tempfile.mkdtemp(prefix="bench_server_load_"))
+    if not (args.reuse or args.dir or args.setup_only):  # a temporary folder goes with the run
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     tmp.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     port = free_port()
