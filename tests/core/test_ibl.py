@@ -95,12 +95,19 @@ def old_unit_distances(window, x, n_nominal, tod_col):
     return np.concatenate([nominal, numeric], axis=1)
 
 
+def random_window(rng: np.random.Generator, m: int) -> np.ndarray:
+    """(m, 14): 4 nominal columns, 3 numeric, time of day (column 7), 6 numeric; column 9
+    flat (its distance is 0)."""
+    parts = [rng.integers(0, 3, (m, 4)), rng.exponential(5.0, (m, 3))]
+    parts += [rng.uniform(0, DAY_S, m), rng.exponential(2.0, (m, 6))]
+    window = np.column_stack(parts)
+    window[:, 9] = 1.0
+    return window
+
+
 def test_batched_distances_equal_the_one_target_formula_bit_for_bit():
     rng = np.random.default_rng(5)
-    parts = [rng.integers(0, 3, (500, 4)), rng.exponential(5.0, (500, 3))]
-    parts += [rng.uniform(0, DAY_S, 500), rng.exponential(2.0, (500, 6))]
-    window = np.column_stack(parts)
-    window[:, 9] = 1.0  # a flat column: distance 0
+    window = random_window(rng, 500)
     xs = window[rng.choice(500, 7)] + rng.normal(0, 0.1, (7, window.shape[1]))
     xs[:, 9] = 1.0
     batch = unit_distances_batch(window, xs, 4, 7)
@@ -144,10 +151,7 @@ def test_squared_distances_of_candidates_equal_the_batch_bit_for_bit():
     from predictor.core.wait.ibl import squared_distances_each
 
     rng = np.random.default_rng(8)
-    parts = [rng.integers(0, 3, (700, 4)), rng.exponential(5.0, (700, 3))]
-    parts += [rng.uniform(0, DAY_S, 700), rng.exponential(2.0, (700, 6))]
-    window = np.column_stack(parts)
-    window[:, 9] = 1.0  # a flat column: distance 0
+    window = random_window(rng, 700)
     # a molding arrival: one request at 6 sizes (column 4), two state sums that follow it,
     # one target at another user and one beyond the window's range (its span widens)
     xs = np.repeat(window[[17]], 8, axis=0)
