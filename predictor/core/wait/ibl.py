@@ -45,9 +45,16 @@ def feature_matrix(requests: RequestBatch, summary: np.ndarray) -> tuple[np.ndar
     return np.column_stack(cols), len(nominal) + len(numeric)
 
 
-def unit_distances(window: np.ndarray, x: np.ndarray, n_nominal: int, tod_col: int) -> np.ndarray:
-    """Per-attribute distances ``d_k`` in [0, 1] between ``x`` (f,) and each window row (m, f)."""
-    return unit_distances_batch(window, x[None, :], n_nominal, tod_col)[0]
+def unit_distances(
+    window: np.ndarray,
+    x: np.ndarray,
+    n_nominal: int,
+    tod_col: int,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Per-attribute distances ``d_k`` in [0, 1] between ``x`` (f,) and each window row (m, f)
+    (``ranges``: :func:`window_range` of the window, when the caller has it)."""
+    return unit_distances_batch(window, x[None, :], n_nominal, tod_col, ranges)[0]
 
 
 def window_range(window: np.ndarray, n_nominal: int) -> tuple[np.ndarray, np.ndarray]:
@@ -239,9 +246,7 @@ class IBL(WaitEstimator):
 
     def _unit(self, x: np.ndarray, m: int) -> np.ndarray:
         window = self.hfeats_[self._window(m)]
-        return unit_distances_batch(
-            window, x[None, :], self.n_nominal_, self.tod_col_, self._ranges(m)
-        )[0]
+        return unit_distances(window, x, self.n_nominal_, self.tod_col_, self._ranges(m))
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:
         """Targets that share a window (a batch of requests in one snapshot) have their
