@@ -29,6 +29,7 @@ from predictor.core.runtime.peers import (
     log_or_nan,
     target_levels,
 )
+from predictor.core.runtime.quantile_boost import QuantileBoost
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
@@ -183,9 +184,10 @@ class QuantileGBRange(RuntimeEstimator):
         x = self.features_[rows].copy()
         x[:, np.isnan(x).all(axis=0)] = 0.0  # an all-missing column breaks the binning
         # One thread: OpenMP oversubscription on a shared machine made fits 10x slower.
+        # QuantileBoost: scikit-learn's model, its leaf percentiles read in one partition.
         with threads().limit(limits=1):
             return [
-                HistGradientBoostingRegressor(
+                QuantileBoost(
                     loss="quantile",
                     quantile=q,
                     max_iter=self.max_iter,
