@@ -74,7 +74,8 @@ from predictor.core.runtime.level import (
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
-from predictor.core.runtime.rangeset import RangeSet, relevant_count
+from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.relevant import RelevantHistory
 from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.state.snapshot import Snapshot
@@ -359,24 +360,24 @@ class DensityRangeSet(RuntimeEstimator):
         t_s = np.asarray(targets.t_s, dtype=float)
         spans = [ctx.levels[lv].bounds(targets.codes[lv], t_s) for lv in levels]  # all at once
         weights: dict[int, np.ndarray] = {}
+        relevant = (ctx.params.history_start, ctx.params.history_overlap)
         out = []
         for k in range(len(targets)):
             req = float(targets.req_time_s[k])
             for level, (lo, hi) in zip(levels, spans, strict=True):
-                if hi[k] > lo[k]:  # the group's jobs that ended before t, most recent first
-                    rows = ctx.levels[level].order[int(lo[k]) : int(hi[k])][::-1]
+                if hi[k] > lo[k]:  # the group's jobs that ended before t: the relevant ones
+                    rows = self._relevant(ctx, level).rows(int(lo[k]), int(hi[k]), *relevant)
                     break
             else:
                 out.append((Pieces(np.zeros(1), np.zeros(0)), "none", 0, req))
                 continue
-            runs = ctx.run_s[rows]
-            n = relevant_count(runs, ctx.params.history_start, ctx.params.history_overlap)
-            h = np.maximum(runs[:n], MIN_RUNTIME_S)
+            n = rows.size
+            h = np.maximum(ctx.run_s[rows], MIN_RUNTIME_S)
             if n not in weights:
                 weights[n] = recency_weights(n, self.decay)
             w = weights[n]
             parts = [(pieces(h, w, self.ratio), a)]
-            req_h = ctx.req_time_s[rows[:n]]
+            req_h = ctx.req_time_s[rows]
             if req > 0 and b > 0 and (req_h > 0).any():
                 share = req_h > 0
                 ws = w[share] / w[share].sum()
@@ -388,6 +389,22 @@ class DensityRangeSet(RuntimeEstimator):
                 parts.append((lognormal_pieces(q10, q50, q90, self.ratio), c))
             out.append((mixture(parts), level, int(n), req))
         return out
+
+    def _relevant(self, ctx: RuntimeContext, level: str) -> RelevantHistory:
+        """The level's :class:`RelevantHistory` (built at first use for the context's group
+        index, kept beside the fitted model, not pickled): a target reads its relevant
+        history, not its group's whole past (:mod:`.relevant`)."""
+        kept = self.__dict__.setdefault("_relevant_kept", {})  # not a parameter
+        index = ctx.levels[level]
+        held = kept.get(level)
+        if held is None or held[0] is not index or held[1] is not ctx.run_s:
+            held = kept[level] = (index, ctx.run_s, RelevantHistory(index, ctx.run_s))
+        return held[2]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_relevant_kept", None)
+        return state
 
     @staticmethod
     def _rangeset(pc: Pieces, level: str, support: int, lam: float, req: float) -> RangeSet:
