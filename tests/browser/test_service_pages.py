@@ -86,8 +86,14 @@ def test_where_to_submit_form_compares_sites_and_traces_sorted_by_finish(page) -
         return [r.find_element("css selector", "td").text for r in rows]
 
     # While the trace's first fit runs in its child the trace is skipped as being fitted and
-    # the page asks again every few seconds, until its row is there too.
-    until(page, lambda d: any(site.trace.name in n for n in first_cells(d)), timeout=120)
+    # the page asks again every few seconds, until its row is there too. Wait for the page
+    # that asks no more (a read between a refresh and the next table could see either).
+    def settled(driver: Any) -> bool:
+        names = first_cells(driver)
+        refreshing = driver.find_elements("css selector", "meta[http-equiv='refresh']")
+        return not refreshing and any(site.trace.name in n for n in names)
+
+    until(page, settled, timeout=120)
     table = css(page, "#where-table")
     rows = table.find_elements("css selector", "tbody tr")
     names = [r.find_element("css selector", "td").text for r in rows]
