@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jobmolding.core.guard import GuardChoice, choose_guard, choose_hold
+from jobmolding.core.guard import GUARDS, THRESHOLDS, GuardChoice, choose_guard, choose_hold
 from jobmolding.core.metrics import RunOutcome, halves, summarise
 from jobmolding.core.policy import STRATEGIES, MoldingParams, MoldingPolicy, ReplayPredictor
+from jobmolding.core.stages import Stages
 from predictor.core.state.request import RequestBatch
 from pyss_adapter.core.jobs import SimJobs, sim_jobs
 from pyss_adapter.core.replay import replay_jobs
@@ -146,6 +147,8 @@ def run_strategy(
             setup.frame,
         )
     result = replay_jobs(setup.jobs, "easy", "requested", progress, policy=policy)
+    if progress is not None:
+        progress(1.0)  # the engine reports every so many arrivals, not at its end
     outcome = outcome_of(result, setup.n_warmup)
     return StrategyRun(
         name=params.strategy,
@@ -173,23 +176,29 @@ def evaluate(
     make_predictor: PredictorFactory,
     progress: Callable[[float], None] | None = None,
 ) -> dict[str, StrategyRun]:
-    """Every strategy in turn, progress split evenly between them. With ``params.guard``
-    None, each acting strategy's guard is first chosen on the tuning part
-    (``guard.choose_guard``; those replays are counted in its wall and CPU time)."""
+    """Every strategy in turn. With ``params.guard`` None, each acting strategy's guard is
+    first chosen on the tuning part (``guard.choose_guard``; those replays are counted in
+    its wall and CPU time). Progress runs through every replay, the tuning part's included,
+    each weighted by its planned cost (:func:`planned_weights`)."""
     runs: dict[str, StrategyRun] = {}
     used: dict[str, MoldingParams] = {}
     tuned: dict[str, GuardChoice] = {}
-    for k, name in enumerate(strategies):
-        part = None
-        if progress is not None:
-            part = lambda f, k=k: progress((k + f) / len(strategies))  # noqa: E731
+    weights = planned_weights(setup, strategies, params)
+    stages, end = Stages(progress, sum(weights)), 0.0
+    for name, weight in zip(strategies, weights, strict=True):
+        end += weight
         began, began_cpu = time.perf_counter(), time.process_time()
-        p, chosen = _tuned_params(setup, replace(params, strategy=name), make_predictor, tuned)
+        p, chosen = _tuned_params(
+            setup, replace(params, strategy=name), make_predictor, tuned, stages
+        )
         same = same_replay(p, used)
         if same is None:
-            runs[name] = run_strategy(setup, p, make_predictor, part)
+            runs[name] = run_strategy(
+                setup, p, make_predictor, stages.stage(replay_weight(setup, p))
+            )
         else:
             runs[name] = replace(runs[same], name=name, same_replay_as=same, guard=None)
+        stages.reach(end)
         used[name] = p
         if chosen is not None:
             runs[name].guard = chosen
@@ -197,6 +206,42 @@ def evaluate(
             runs[name].seconds = time.perf_counter() - began
             runs[name].cpu_seconds = time.process_time() - began_cpu
     return runs
+
+
+BASELINE_WEIGHT = 0.01  # a plain replay's cost per job against an acting arrival's (no predictions)
+
+
+def replay_weight(setup: MoldingSetup, p: MoldingParams) -> float:
+    """A replay's planned cost for progress: the arrivals it decides on (each asks the
+    predictor for every candidate), or :data:`BASELINE_WEIGHT` per job of a plain replay.
+    On whole logs a plain replay costs under 0.1 % of an acting one (docs/results.md)."""
+    if p.strategy == "baseline":
+        return BASELINE_WEIGHT * len(setup.jobs)
+    return float(len(setup.jobs) - setup.n_warmup)
+
+
+def planned_weights(
+    setup: MoldingSetup, strategies: Sequence[str], params: MoldingParams
+) -> list[float]:
+    """Each strategy's planned cost (:func:`replay_weight` units): its replay, and with the
+    guard to choose, the tuning part's replays it runs first (``guard.choose_guard``: a plain
+    one and one per guard below 1, once for every strategy; ``guard.choose_hold``, delay:
+    one per hold threshold below 1). A stage that does not run (a replay reused, no hold
+    tried) is skipped over."""
+    n_tune = setup.n_warmup  # ``guard.tuning_setup``: these jobs, half of them warm-up
+    plain, acting = BASELINE_WEIGHT * n_tune, float(n_tune - n_tune // 2)
+    out: list[float] = []
+    guard_tuned = False
+    for name in strategies:
+        weight = replay_weight(setup, replace(params, strategy=name))
+        if name != "baseline" and params.guard is None:
+            if not guard_tuned:
+                weight += plain + acting * sum(g < 1.0 for g in GUARDS)
+                guard_tuned = True
+            if name == "delay":
+                weight += acting * sum(t < 1.0 for t in THRESHOLDS)
+        out.append(weight)
+    return out
 
 
 def same_replay(p: MoldingParams, used: dict[str, MoldingParams]) -> str | None:
@@ -217,16 +262,19 @@ def _tuned_params(
     p: MoldingParams,
     make_predictor: PredictorFactory,
     tuned: dict[str, GuardChoice],
+    stages: Stages | None = None,
 ) -> tuple[MoldingParams, dict[str, Any] | None]:
     """``p`` with its guard (and, for delay, its hold threshold) chosen on the tuning part
-    when ``p.guard`` is None; the choice's record. ``tuned`` keeps molding's choice."""
+    when ``p.guard`` is None; the choice's record. ``tuned`` keeps molding's choice;
+    ``stages`` gets each tuning replay's progress."""
     if p.guard is not None:
         return p, None
     if p.strategy == "baseline":
         return replace(p, guard=0.0), None
 
     def figures(s: MoldingSetup, q: MoldingParams) -> dict[str, Any]:
-        run = run_strategy(s, q, make_predictor)
+        part = None if stages is None else stages.stage(replay_weight(s, q))
+        run = run_strategy(s, q, make_predictor, part)
         return {**run.figures, "halves": halves(run.outcome)}
 
     if "molding" not in tuned:

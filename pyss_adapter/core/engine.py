@@ -43,7 +43,7 @@ from pyss_adapter.core.result import ReplayResult
 __all__ = ["Engine", "IllegalTransition", "JobState", "ReplayResult", "Scheduler"]
 
 SUBMIT, TERMINATE, WAKE = 0, 1, 2  # WAKE: a pass asked for by a scheduler (``wake_at``)
-_PROGRESS_MASK = (1 << 13) - 1
+_PROGRESS_MASK = (1 << 10) - 1
 
 
 class JobState(IntEnum):

@@ -169,3 +169,30 @@ def test_the_decision_never_expands_a_job_under_the_work_limit() -> None:
     assert limited.procs == 8 and limited.now.procs.tolist() == [4, 8]
     unlimited = ArrivalRules(delay=False, work_limit=float("inf"))
     assert decide_arrival(snapshot, request, cands, LargerIsSooner(), unlimited).procs == 16
+
+
+def test_evaluate_reports_progress_through_the_tuning_replays() -> None:
+    """The guard's tuning replays move the progress on (on a whole log they take longer than
+    the baseline): each replay ends at its planned share."""
+    from jobmolding.core.evaluate import evaluate, planned_weights, replay_weight
+    from tests.core.test_molding_policy import FreeProcsPredictor
+
+    rows = [*WARMUP, *[(1010 + 5 * k, 100, 8 if k % 2 else 4, 300, 1 + k % 3) for k in range(9)]]
+    setup = setup_for(rows, warmup=6)
+    params = MoldingParams(runtime_model="downey", guard=None)
+    strategies = ["baseline", "molding"]
+    seen: list[float] = []
+    evaluate(setup, strategies, params, lambda s: FreeProcsPredictor(), seen.append)
+    weights = planned_weights(setup, strategies, params)
+    tune = tuning_setup(setup)
+    plain = replay_weight(tune, MoldingParams(strategy="baseline"))
+    acting = replay_weight(tune, MoldingParams(strategy="molding"))
+    # baseline, then the tuning part's plain replay and one per guard below 1, then molding's:
+    # each replay's end is reported at its planned place
+    ends = [weights[0], weights[0] + plain]
+    ends += [ends[-1] + acting * k for k in range(1, sum(g < 1.0 for g in GUARDS) + 1)]
+    ends.append(ends[-1] + replay_weight(setup, params))
+    assert ends[-1] == pytest.approx(sum(weights))
+    moves = [v for k, v in enumerate(seen) if k == 0 or v > seen[k - 1] + 1e-12]
+    assert [v * sum(weights) for v in moves] == pytest.approx(ends)
+    assert seen == sorted(seen) and seen[-1] == 1.0
