@@ -166,3 +166,44 @@ def test_squared_distances_of_candidates_equal_the_batch_bit_for_bit():
     assert len(got) == len(xs)
     for d, d2 in zip(batch, got, strict=True):
         assert d2.tobytes() == ((d * d) @ wn).tobytes()
+
+
+def test_squared_unit_distances_equal_the_batch_squared_bit_for_bit():
+    from predictor.core.wait.ibl import squared_unit_distances, window_range
+
+    rng = np.random.default_rng(11)
+    window = random_window(rng, 600)  # column 9 flat
+    xs = window[rng.choice(600, 6)] + rng.normal(0, 0.1, (6, window.shape[1]))
+    xs[:, 9] = 1.0
+    xs[1, 5] = 1e3  # beyond the window's range: the span widens
+    xs[2, 9] = 4.0  # a flat column the target widens
+    xs[3, :4] = window[0, :4]  # every nominal column equal to a row's
+    ranges = window_range(window, 4)
+    for k, x in enumerate(xs):
+        d = unit_distances_batch(window, xs[k : k + 1], 4, 7)[0]
+        for got in (
+            squared_unit_distances(window, x, 4, 7),
+            squared_unit_distances(window, x, 4, 7, ranges),
+        ):
+            assert got.tobytes() == (d * d).tobytes() == (d**2).tobytes()
+
+
+def test_ibl_tuning_with_the_in_place_squares_chooses_as_the_batch_did(monkeypatch):
+    from predictor.core.wait import ibl as ibl_module
+
+    jobs = make_jobs(500, seed=4)
+    fitted = IBL(n_iter=12, tune_targets=60, random_state=1, history_size=200)
+    fitted.fit(make_ctx(jobs, n_tune=300))
+
+    def batch_squared(self, x, m):  # the formula before: the batch's distances, squared
+        window = self.hfeats_[self._window(m)]
+        return unit_distances(window, x, self.n_nominal_, self.tod_col_, self._ranges(m)) ** 2
+
+    monkeypatch.setattr(ibl_module.IBL, "_squared", batch_squared)
+    before = IBL(n_iter=12, tune_targets=60, random_state=1, history_size=200)
+    before.fit(make_ctx(jobs, n_tune=300))
+    assert fitted.tune_aae_ == before.tune_aae_
+    assert fitted.weights_.tobytes() == before.weights_.tobytes()
+    assert (fitted.k_, fitted.h_) == (before.k_, before.h_)
+    rows = np.arange(300, 500)
+    assert fitted.predict_rows(rows).wait_s.tobytes() == before.predict_rows(rows).wait_s.tobytes()
