@@ -13,11 +13,13 @@ rows past it) with random users and sizes ("new instant": the recent-error pool 
 instant nobody asked about yet predicts the jobs that started since the instants seen
 before), the same bodies again ("warm": the instant's pool is known), and as many detail
 GETs. The ratio is warm p50 over the GET's p50; "warm gc" is the time the cyclic garbage
-collector ran during the warm calls, per call. ``--profile [key]`` prints the top of cProfile
-over the warm calls, sorted by ``key`` (``cumulative`` unless given, or ``tottime``); the
-warm timings are then the profiled ones; ``--profile-out FILE`` also writes the whole profile
-there (``pstats`` format, the trace's name appended) for a closer look. A log without a known
-wait (SWF field 3 is -1 everywhere) answers 409 and gets a row saying so.
+collector ran during the warm calls, per call, and "full gc pass" the time of one full
+collection forced after them (a request waits that long when the collector runs one).
+``--profile [key]`` prints the top of cProfile over the warm calls, sorted by ``key``
+(``cumulative`` unless given, or ``tottime``); the warm timings are then the profiled ones;
+``--profile-out FILE`` also writes the whole profile there (``pstats`` format, the trace's name
+appended) for a closer look. A log without a known wait (SWF field 3 is -1 everywhere) answers
+409 and gets a row saying so.
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ def bench(
         pstats.Stats(prof).sort_stats(profile).print_stats(30)
         if out:
             prof.dump_stats(f"{out}.{name}")
+    began = time.perf_counter()
+    gc.collect()  # one full pass now: what a request waits for when the collector runs one
+    full_ms = 1000 * (time.perf_counter() - began)
     detail = timed(lambda _: client.get(f"/api/traces/{trace.pk}/"), range(calls))
     return {
         "trace": name,
@@ -169,6 +174,7 @@ def bench(
         "detail GET p50 ms": f"{np.percentile(detail, 50):.1f}",
         "warm / GET": f"{np.percentile(warm, 50) / np.percentile(detail, 50):.1f}",
         "warm gc ms/call": f"{warm_gc.ms / max(len(warm), 1):.2f} ({warm_gc})",
+        "full gc pass ms": f"{full_ms:.1f}",
     }
 
 

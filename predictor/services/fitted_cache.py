@@ -23,6 +23,7 @@ from predictor.services.background_fit import (
     run_in_child,
 )
 from predictor.services.fitted_store import FittedStore
+from queuecast import heap
 from queuecast.limits import memory_ceiling
 from queuecast.singleflight import SingleFlight
 from traces.models import Trace
@@ -69,10 +70,14 @@ class FittedCache(Generic[T]):
         return None
 
     def _put(self, key: tuple, fitted: T) -> None:
+        """Hold ``fitted`` (dropping the least recently used past ``size``), then keep what
+        the process holds out of the collector's full passes (``queuecast.heap``)."""
         with self.lock:
             self.items[key] = fitted
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+                heap.released()
+        heap.freeze_long_lived()
 
     def get(self, trace: Trace) -> T:
         """The fitted model, fitted here if no process has stored it (blocking)."""
@@ -161,4 +166,6 @@ class FittedCache(Generic[T]):
 
     def clear(self) -> None:
         with self.lock:
+            if self.items:
+                heap.released()
             self.items.clear()
