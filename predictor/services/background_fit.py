@@ -92,14 +92,24 @@ def child_env() -> dict[str, str]:
     return {**same_database_env(), "QUEUECAST_FITTED_DIR": str(default_store().dir)}
 
 
-def run_in_child(args: list[str]) -> int:
+TIMED_OUT = -1  # :func:`run_in_child`'s code for a child killed at its time limit
+
+
+def run_in_child(args: list[str], time_limit_s: float | None = None) -> int:
     """Run ``manage.py <args>`` in a niced child process and wait for it; its exit code (a
-    seam for tests). Waiting holds no GIL: the worker's other threads keep answering."""
+    seam for tests). Waiting holds no GIL: the worker's other threads keep answering. A
+    child still running after ``time_limit_s`` (default ``QUEUECAST_RUN_TIME_LIMIT_S``, the
+    long runs' ceiling) is killed: :data:`TIMED_OUT`."""
     command = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), *args]
     if shutil.which("nice"):
         command = ["nice", "-n", str(CHILD_NICE), *command]
-    done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL, env=child_env(),
-                          stderr=subprocess.PIPE, text=True)  # fmt: skip
+    limit = float(time_limit_s or settings.QUEUECAST_RUN_TIME_LIMIT_S)
+    try:
+        done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL, env=child_env(),
+                              stderr=subprocess.PIPE, text=True, timeout=limit)  # fmt: skip
+    except subprocess.TimeoutExpired:  # ``run`` killed the child and waited for it
+        LOG.warning("fit in a child (%s) killed at its time limit of %.0f s", " ".join(args), limit)
+        return TIMED_OUT
     if done.returncode:
         LOG.warning("fit in a child (%s) ended with %s: %s", " ".join(args), done.returncode,
                     done.stderr[-2000:])  # fmt: skip
@@ -143,10 +153,16 @@ def fitting(store: FittedStore, kind: str, ident: str, version: str = "") -> Ite
     try:
         yield
     except Exception as exc:
-        store.write_status(kind, ident, {"state": "failed", "version": version, "at": time.time(),
-                                         "error": f"{type(exc).__name__}: {exc}"})  # fmt: skip
+        mark_failed(store, kind, ident, version, f"{type(exc).__name__}: {exc}")
         raise
     store.clear_status(kind, ident)
+
+
+def mark_failed(store: FittedStore, kind: str, ident: str, version: str, error: str) -> None:
+    """This version's fit failed with ``error``: requests say so, and the first one after
+    ``FAILED_RETRY_S`` tries again."""
+    store.write_status(kind, ident, {"state": "failed", "version": version, "at": time.time(),
+                                     "error": error})  # fmt: skip
 
 
 def recent_failure(store: FittedStore, kind: str, ident: str, version: str = "") -> dict | None:

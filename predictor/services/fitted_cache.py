@@ -14,10 +14,12 @@ from typing import Generic, TypeVar
 from django.conf import settings
 
 from predictor.services.background_fit import (
+    TIMED_OUT,
     BackgroundFits,
     fit_wait_s,
     fitting,
     inline,
+    mark_failed,
     not_ready,
     recent_failure,
     run_in_child,
@@ -121,9 +123,13 @@ class FittedCache(Generic[T]):
         """Fit and store (in a child process when ``child_args`` is given and the database is
         shared, :mod:`predictor.services.background_fit`), then hold what was stored."""
         if self.child_args is not None and not inline():
-            run_in_child(self.child_args(trace))
+            code = run_in_child(self.child_args(trace))
             assert self.store is not None
-            fitted = self.store().load(self.kind, *store_key(trace))
+            store, (ident, version) = self.store(), store_key(trace)
+            if code == TIMED_OUT:  # killed mid-fit: its status still says "fitting"
+                limit = settings.QUEUECAST_RUN_TIME_LIMIT_S
+                mark_failed(store, self.kind, ident, version, f"time limit reached ({limit} s)")
+            fitted = store.load(self.kind, ident, version)
         else:
             fitted = self.fit_and_store(trace)
         if fitted is not None:

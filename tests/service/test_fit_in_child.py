@@ -92,3 +92,46 @@ def test_the_child_uses_this_process_database_and_fitted_store(settings, tmp_pat
     env = background_fit.child_env()
     assert env["QUEUECAST_DATABASE_NAME"] == str(connection.settings_dict["NAME"])
     assert env["QUEUECAST_FITTED_DIR"] == str(tmp_path / "elsewhere")
+
+
+def test_a_child_past_its_time_limit_is_killed(tmp_path: Path, monkeypatch, caplog):
+    """A real child that would run 60 s is killed at a 3 s limit: the call returns
+    ``TIMED_OUT`` well before the child would have ended, and says so in the log."""
+    import time
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    env = {"QUEUECAST_DATABASE_NAME": str(tmp_path / "db.sqlite3"),
+           "QUEUECAST_FITTED_DIR": str(tmp_path / "fitted")}  # fmt: skip
+    monkeypatch.setattr(background_fit, "child_env", lambda: {**os.environ, **env})
+    monkeypatch.setattr(background_fit, "CHILD_NICE", 0)
+    began = time.monotonic()
+    code = background_fit.run_in_child(["shell", "-c", "import time; time.sleep(60)"], 3.0)
+    assert code == background_fit.TIMED_OUT
+    assert time.monotonic() - began < 30
+    assert "killed at its time limit of 3 s" in caplog.text
+
+
+def test_a_fit_killed_at_its_time_limit_fails_the_requests_with_the_reason(
+    tmp_path, alice, monkeypatch, settings
+):
+    """The killed child could not clear its "fitting" status: the request's answer says the
+    fit failed at the time limit (and when it is tried again), not "being fitted" forever."""
+    predict_service.BUNDLES.clear()
+    trace = demo_trace(tmp_path)
+    store, (ident, version) = default_store(), store_key(trace)
+    settings.QUEUECAST_RUN_TIME_LIMIT_S = 7
+
+    def child(args: list[str]) -> int:  # a child that began the fit and was killed
+        store.write_status("trace", ident, {"state": "fitting", "version": version,
+                                            "started_at": 0.0, "pid": 1})  # fmt: skip
+        return background_fit.TIMED_OUT
+
+    monkeypatch.setattr(fitted_cache, "inline", lambda: False)
+    monkeypatch.setattr(fitted_cache, "run_in_child", child)
+    monkeypatch.setattr(background_fit, "spawn", lambda work, name: work())
+    res = api_for(alice).post(
+        f"/api/traces/{trace.pk}/predictions/wait", body(trace), format="json"
+    )
+    assert res.status_code == 503
+    assert "time limit reached (7 s)" in str(res.json())
+    assert store.read_status("trace", ident)["state"] == "failed"
