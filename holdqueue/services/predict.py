@@ -47,6 +47,7 @@ from predictor.services.background_fit import inline as fit_inline
 from predictor.services.background_fit import spawn as spawn_fit
 from predictor.services.fitted_store import FittedStore, default_store
 from predictor.services.why import why_body
+from queuecast import heap
 
 if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle
@@ -96,18 +97,30 @@ class _Models:
             return self.items.get(pk)
 
     def put(self, pk: Any, held: _Held) -> None:
+        """Hold ``held``; a model new to this process (not the same one counted again) is
+        then kept out of the collector's full passes (``queuecast.heap``)."""
         with self.lock:
+            before = self.items.get(pk)
+            new = before is None or before.model is not held.model
+            if before is not None and new:
+                heap.released()
             self.items[pk] = held
             self.items.move_to_end(pk)
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+                heap.released()
+        if new:
+            heap.freeze_long_lived()
 
     def pop(self, pk: int, default: Any = None) -> Any:
         with self.lock:
+            heap.released()
             return self.items.pop(pk, default)
 
     def clear(self) -> None:
         with self.lock:
+            if self.items:
+                heap.released()
             self.items.clear()
 
 

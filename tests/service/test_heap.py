@@ -63,3 +63,20 @@ def test_a_bundle_evicted_from_its_cache_or_cleared_is_freed() -> None:
     cache.clear()
     cache.get(trace(3))
     assert second() is None
+
+
+def test_a_site_model_is_frozen_when_new_not_when_counted_again(monkeypatch) -> None:
+    from holdqueue.services import predict as site_predict
+
+    freezes: list[bool] = []
+    real = heap.freeze_long_lived
+    monkeypatch.setattr(heap, "freeze_long_lived", lambda: (freezes.append(True), real()))
+    models = site_predict._Models(1)
+    first = Cyclic("site model 1")
+    gone = weakref.ref(first)
+    models.put(1, site_predict._Held(first, "a", 0.0))
+    models.put(1, site_predict._Held(first, "a", 5.0))  # its history counted again
+    assert len(freezes) == 1
+    del first
+    models.put(2, site_predict._Held(Cyclic("site model 2"), "b", 0.0))  # evicts site 1's
+    assert len(freezes) == 2 and gone() is None
