@@ -1,8 +1,9 @@
 """Keep long-lived objects out of the cyclic garbage collector's full passes.
 
-A full (generation 2) collection visits every container object the process holds: on a
-process holding HPC2N's fitted bundle one took 122 ms (``bench_wait_api``'s collector
-column, stop 37), on KTH's 34 ms, and every request that process was serving waited for it.
+A full (generation 2) collection visits every container object the process holds: in a web
+process holding a fitted bundle one took 113 ms (KTH) and 141 ms (HPC2N), and every request
+that process was serving waited for it; with the freeze below, 3.9 and 4.9 ms
+(``bench_wait_api``'s "full gc pass", docs/results.md, issue 18, stop 37).
 The modules and a fitted bundle live as long as the process (or the bundle's cache slot),
 so after a bundle is put in its cache the process collects once and then freezes every
 object alive (``gc.freeze``, Python's documented way to move long-lived objects to a

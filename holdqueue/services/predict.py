@@ -114,7 +114,8 @@ class _Models:
 
     def pop(self, pk: int, default: Any = None) -> Any:
         with self.lock:
-            heap.released()
+            if pk in self.items:
+                heap.released()
             return self.items.pop(pk, default)
 
     def clear(self) -> None:
