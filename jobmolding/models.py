@@ -24,7 +24,8 @@ class MoldingRun(LongRun):
     seed = models.IntegerField(default=0)
     tune_fraction = models.FloatField(default=0.2)
     sigma = models.FloatField(default=1.0)
-    # the methods the replay decides with (``jobmolding.services.MoldingSettings``)
+    # the methods the replay decides with: every run stores ``MoldingSettings``' (by default
+    # the live service's); the column defaults are what runs stored before these fields used
     wait_method = models.CharField(max_length=32, default="sim")
     runtime_method = models.CharField(max_length=32, default="rangeset")
     result = models.JSONField(default=dict, blank=True)

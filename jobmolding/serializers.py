@@ -34,14 +34,15 @@ class MoldingRequestSerializer(serializers.Serializer):
     sigma = serializers.FloatField(default=1.0, min_value=0.0, max_value=100.0)
     wait_method = serializers.ChoiceField(
         choices=list(REPLAY_WAIT_METHODS),
-        default="sim",
-        help_text="the wait method the replay decides with; the live service answers with "
-        "auto (about ten times sim's CPU: docs/molding.md)",
+        required=False,
+        help_text="the wait method the replay decides with; default: the live service's "
+        "(auto; sim costs about a tenth of its CPU: docs/molding.md)",
     )
     runtime_method = serializers.ChoiceField(
         choices=list(RUNTIME_METHODS),
-        default="rangeset",
-        help_text="the runtime method the replay decides with; choose is the live service's",
+        required=False,
+        help_text="the runtime method the replay decides with; default: the live service's "
+        "(choose)",
     )
 
     def validate_tune_fraction(self, value: float) -> float:

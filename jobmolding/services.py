@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
@@ -35,9 +35,10 @@ PREDICT = (
     "jobmolding.core.live_bundle.LiveBundle (predict_requests and the queue-based start, the "
     "later of the two) on snapshot_from_engine snapshots"
 )
-#: Every registered wait method can decide a replay. ``sim`` (the default), ``median`` and
-#: ``zero`` replay a whole log in seconds to minutes; the others refit and score on the
-#: replay's growing history, about ten times the CPU (docs/molding.md: ``auto`` waits with the
+#: Every registered wait method can decide a replay; the default is the live service's
+#: (``service_methods``). ``sim``, ``median`` and ``zero`` replay a whole log in seconds to
+#: minutes; the others refit and score on the replay's growing history, about ten times the
+#: CPU (docs/molding.md: ``auto`` waits with the
 #: runtime method chosen on the tuning part, as the live service answers, 116 CPU-s on
 #: SDSC-SP2's first 10,000 jobs against 11.5 with ``sim`` and ``rangeset``).
 REPLAY_WAIT_METHODS = tuple(WAIT_FACTORIES)
@@ -52,8 +53,9 @@ class MoldingSettings:
     seed: int = 0
     tune_fraction: float = 0.2
     sigma: float = 1.0
-    wait_method: str = "sim"
-    runtime_method: str = "rangeset"
+    # what the live service answers with, unless a run asks for another (docs/molding.md)
+    wait_method: str = field(default_factory=lambda: service_methods()[0])
+    runtime_method: str = field(default_factory=lambda: service_methods()[1])
     guard: float | None = None
     work_limit: float = 1.0
 

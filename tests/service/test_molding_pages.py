@@ -116,7 +116,7 @@ def test_runs_page_offers_a_molding_run() -> None:
     assert "Your molding runs" in page
 
 
-def test_the_molding_form_offers_every_method_and_names_the_live_ones() -> None:
+def test_the_molding_form_offers_every_method_and_presets_the_live_ones() -> None:
     from predictor.services.predict import service_methods
     from traces.models import Trace
 
@@ -127,9 +127,11 @@ def test_the_molding_form_offers_every_method_and_names_the_live_ones() -> None:
     page = client.get("/runs/").content.decode()
     wait, runtime = service_methods()
     assert 'name="wait_method"' in page and 'name="runtime_method"' in page
-    assert f'<option value="{wait}">' in page and '<option value="choose">' in page
-    assert '<option value="sim" selected>' in page
-    assert f"answers with {wait} (waits) and {runtime} (runtimes)" in page
+    # preset to the live service's methods, so a run from the page proves the answers given
+    assert f'<option value="{wait}" selected>' in page
+    assert f'<option value="{runtime}" selected>' in page
+    assert '<option value="sim">' in page and '<option value="choose">' in page
+    assert f"answers with: {wait} (waits) and {runtime} (runtimes)" in page
 
 
 def page_of(result: dict, user: str) -> str:

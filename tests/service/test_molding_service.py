@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from jobmolding.models import MoldingRun
+from predictor.services.predict import service_methods
 from queuecast.longrun import Status
 from tests.service.traces_support import api_for, make_user
 from traces.core.swf import SWF_FIELDS, SwfTrace, write_swf
@@ -60,9 +61,12 @@ def test_command_writes_json_and_plots_and_stores_the_run(tmp_path: Path) -> Non
         assert set(result[name]["by_cpu_hours"]) == {"<1", "1-10", "10-100", "100-1000", ">=1000"}
     assert result["baseline"]["molded_share"] == 0.0
     assert result["params"]["runtime_model"] == "downey" and result["params"]["seed"] == 0
-    # the methods named as the live service names them; no replay-native substitute
+    # by default the live service's own methods (the suite's: apq and rangeset), named as it
+    # names them; no replay-native substitute
     params = result["params"]
-    assert (params["wait_method"], params["runtime_method"]) == ("sim", "rangeset")
+    assert (params["wait_method"], params["runtime_method"]) == ("apq", "rangeset")
+    assert (params["live_wait_method"], params["live_runtime_method"]) == ("apq", "rangeset")
+    assert params["same_methods_as_live"] is True
     assert params["decision"] == "jobmolding.core.arrival.decide_arrival"
     assert "predictor" not in params
     assert result["molding"]["guard"]["chosen_on"] == "tuning part"
@@ -94,22 +98,21 @@ def test_a_replay_can_decide_with_the_live_services_methods_and_says_which_it_us
 ) -> None:
     """``auto`` waits and the runtime method chosen on the tuning part (``choose``: what the
     live service answers with) decide a replay like any registered method; ``params`` says
-    whether the replay's methods are the live service's, and the default (``sim``) says it is
-    not."""
+    whether the replay's methods are the live service's (they are by default), and ``sim``
+    says it is not."""
     del settings.QUEUECAST_SERVICE_WAIT_METHOD  # the service's own defaults, not the suite's
     del settings.QUEUECAST_SERVICE_RUNTIME_METHOD
     path = swf_file(tmp_path, n=400)
     out = tmp_path / "live.json"
     call_command("evaluate_molding", "--swf", str(path), "--strategies", "baseline,molding",
-                 "--wait-method", "auto", "--runtime-method", "choose", "--json", str(out),
-                 "--tune-fraction", "0.3")  # fmt: skip
+                 "--json", str(out), "--tune-fraction", "0.3")  # fmt: skip
     params = json.loads(out.read_text())["params"]
     assert (params["wait_method"], params["runtime_method"]) == ("auto", "choose")
     assert params["same_methods_as_live"] is True
     assert "proves the decision code" not in capsys.readouterr().out
     out = tmp_path / "sim.json"
     call_command("evaluate_molding", "--swf", str(path), "--strategies", "molding",
-                 "--json", str(out), "--tune-fraction", "0.3")  # fmt: skip
+                 "--wait-method", "sim", "--json", str(out), "--tune-fraction", "0.3")  # fmt: skip
     params = json.loads(out.read_text())["params"]
     assert params["same_methods_as_live"] is False
     assert (params["live_wait_method"], params["live_runtime_method"]) == ("auto", "choose")
@@ -165,6 +168,9 @@ def test_api_runs_a_molding_evaluation_and_serves_its_plots(
     assert body["status"] == Status.DONE and body["progress"] == 1.0
     assert set(body["result"]) == {"baseline", "delay", "params"}
     assert body["result"]["params"]["runtime_model"] == "downey"
+    # no method asked for: the live service's own, stored on the row and named in params
+    assert (body["wait_method"], body["runtime_method"]) == service_methods()
+    assert body["result"]["params"]["same_methods_as_live"] is True
     assert "plot_data" not in body["result"]
     # which sizes "choose the size" tried: one record per evaluated job, the log's sizes only
     tried, delay = body["result"]["delay"]["candidates"], body["result"]["delay"]
@@ -201,8 +207,8 @@ def test_api_runs_decide_with_the_methods_asked_for(
     params = body["result"]["params"]
     assert (params["wait_method"], params["runtime_method"]) == ("median", "choose")
     assert params["same_methods_as_live"] is False
-    default = MoldingRun.objects.create(trace=stored, owner=alice)
-    assert (default.wait_method, default.runtime_method) == ("sim", "rangeset")
+    old = MoldingRun.objects.create(trace=stored, owner=alice)  # a row from before the fields
+    assert (old.wait_method, old.runtime_method) == ("sim", "rangeset")
 
 
 def test_api_requires_login_keeps_runs_private_and_rejects_bad_input(alice, stored) -> None:
