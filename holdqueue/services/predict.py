@@ -18,7 +18,6 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +46,7 @@ from predictor.services.background_fit import inline as fit_inline
 from predictor.services.background_fit import spawn as spawn_fit
 from predictor.services.fitted_store import FittedStore, default_store
 from predictor.services.why import why_body
-from queuecast import heap
+from queuecast.kept import KeptModels
 
 if TYPE_CHECKING:
     from predictor.core.bundle import FittedBundle
@@ -80,49 +79,9 @@ class _Held:
     checked: float
 
 
-class _Models:
-    """This process's site models, bounded (least recently used out)."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
-
-    def __contains__(self, pk: Any) -> bool:
-        with self.lock:
-            return pk in self.items
-
-    def get(self, pk: Any) -> _Held | None:
-        with self.lock:
-            if pk in self.items:
-                self.items.move_to_end(pk)
-            return self.items.get(pk)
-
-    def put(self, pk: Any, held: _Held) -> None:
-        """Hold ``held``; a model new to this process (not the same one counted again) is
-        then kept out of the collector's full passes (``queuecast.heap``)."""
-        with self.lock:
-            before = self.items.get(pk)
-            new = before is None or before.model is not held.model
-            if before is not None and new:
-                heap.released()
-            self.items[pk] = held
-            self.items.move_to_end(pk)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-                heap.released()
-        if new:
-            heap.freeze_long_lived()
-
-    def pop(self, pk: int, default: Any = None) -> Any:
-        with self.lock:
-            if pk in self.items:
-                heap.released()
-            return self.items.pop(pk, default)
-
-    def clear(self) -> None:
-        with self.lock:
-            if self.items:
-                heap.released()
-            self.items.clear()
+def _same_model(before: _Held, after: _Held) -> bool:
+    """A site model counted again (a new timestamp) is not a new model to the process."""
+    return before.model is after.model
 
 
 class _Flags:
@@ -144,9 +103,10 @@ class _Flags:
             self.items.discard(pk)
 
 
-_MODELS = _Models(MODELS_KEPT)
+# This process's site models, bounded (least recently used out, ``queuecast.kept``).
+_MODELS: KeptModels[_Held] = KeptModels(MODELS_KEPT, _same_model)
 _REFITTING = _Flags()
-_OVERRIDES = _Models(MODELS_KEPT)  # a query's ``method``: (site, wait method)
+_OVERRIDES: KeptModels[_Held] = KeptModels(MODELS_KEPT, _same_model)  # (site, wait method)
 
 
 def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, Any]]:

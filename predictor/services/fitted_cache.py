@@ -1,4 +1,5 @@
-"""A small thread-safe LRU of models fitted per stored trace (the prediction APIs), backed by
+"""A small thread-safe LRU of models fitted per stored trace (the prediction APIs:
+``queuecast.kept.KeptModels``), backed by
 the cross-process :class:`predictor.services.fitted_store.FittedStore` when one is given.
 
 ``get`` fits when nothing is stored (commands, background runs); ``ready`` is the request's
@@ -6,8 +7,6 @@ way: it never fits in the request (``predictor.services.background_fit``)."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -25,7 +24,7 @@ from predictor.services.background_fit import (
     run_in_child,
 )
 from predictor.services.fitted_store import FittedStore
-from queuecast import heap
+from queuecast.kept import KeptModels
 from queuecast.limits import memory_ceiling
 from queuecast.singleflight import SingleFlight
 from traces.models import Trace
@@ -59,27 +58,15 @@ class FittedCache(Generic[T]):
         self.fit = fit
         self.store, self.kind = store, kind
         self.child_args = child_args  # ``manage.py`` arguments of the fit in a child process
-        self.items: OrderedDict[tuple, T] = OrderedDict()
-        self.lock = threading.Lock()
+        self.kept: KeptModels[T] = KeptModels(size)
         self.flights: SingleFlight[T] = SingleFlight()  # one fit per key at a time
         self.background = BackgroundFits()
 
     def _held(self, key: tuple) -> T | None:
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        return None
+        return self.kept.get(key)
 
     def _put(self, key: tuple, fitted: T) -> None:
-        """Hold ``fitted`` (dropping the least recently used past ``size``), then keep what
-        the process holds out of the collector's full passes (``queuecast.heap``)."""
-        with self.lock:
-            self.items[key] = fitted
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-                heap.released()
-        heap.freeze_long_lived()
+        self.kept.put(key, fitted)
 
     def get(self, trace: Trace) -> T:
         """The fitted model, fitted here if no process has stored it (blocking)."""
@@ -171,7 +158,4 @@ class FittedCache(Generic[T]):
             return self.fit(trace)
 
     def clear(self) -> None:
-        with self.lock:
-            if self.items:
-                heap.released()
-            self.items.clear()
+        self.kept.clear()

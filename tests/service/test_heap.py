@@ -1,5 +1,6 @@
 """Long-lived objects kept out of the collector's full passes, and freed once dropped
-(``queuecast.heap``, ``predictor.services.fitted_cache.FittedCache``)."""
+(``queuecast.heap``, ``queuecast.kept.KeptModels`` under the trace bundles'
+``predictor.services.fitted_cache.FittedCache`` and the site models)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from predictor.services.fitted_cache import FittedCache
 from queuecast import heap
+from queuecast.kept import KeptModels
 
 
 class Cyclic:
@@ -71,7 +73,7 @@ def test_a_site_model_is_frozen_when_new_not_when_counted_again(monkeypatch) -> 
     freezes: list[bool] = []
     real = heap.freeze_long_lived
     monkeypatch.setattr(heap, "freeze_long_lived", lambda: (freezes.append(True), real()))
-    models = site_predict._Models(1)
+    models = KeptModels(1, site_predict._same_model)
     first = Cyclic("site model 1")
     gone = weakref.ref(first)
     models.put(1, site_predict._Held(first, "a", 0.0))
@@ -80,3 +82,18 @@ def test_a_site_model_is_frozen_when_new_not_when_counted_again(monkeypatch) -> 
     del first
     models.put(2, site_predict._Held(Cyclic("site model 2"), "b", 0.0))  # evicts site 1's
     assert len(freezes) == 2 and gone() is None
+
+
+def test_a_model_replaced_under_its_key_or_popped_is_freed() -> None:
+    kept: KeptModels[Cyclic] = KeptModels(4)
+    kept.put("site", Cyclic("old"))
+    gone = weakref.ref(kept.get("site"))
+    kept.put("site", Cyclic("new"))  # a refit replaces it: the cache held the only reference
+    assert gone() is None
+    kept.put("other", Cyclic("other"))
+    assert len(kept) == 2
+    popped = weakref.ref(kept.get("other"))
+    assert kept.pop("other") is not None and "other" not in kept
+    kept.put("third", Cyclic("third"))
+    assert popped() is None
+    assert kept.get("site").name == "new"
