@@ -91,6 +91,26 @@ def test_holds_are_kept_only_where_they_beat_molding_alone_on_the_tuning_part() 
     assert choose_hold(setup, params, run, molding)["threshold"] == 1.0
 
 
+def test_a_hold_threshold_that_only_ties_molding_alone_is_not_kept() -> None:
+    """A threshold under which the tuning part held nothing replays molding alone: the same
+    figures are no evidence that its holds help, so the tie goes to 1 (never hold), and a
+    real gain still wins."""
+    setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
+    molding = {"mean_response_s": 80.0, "mean_bounded_slowdown": 4.0}
+    figures = {0.3: (90.0, 4.0), 0.5: (85.0, 4.0), 0.7: (80.0, 4.0)}  # 0.7 held nothing
+
+    def run(s, p):
+        r, b = figures[p.threshold]
+        return {"mean_response_s": r, "mean_bounded_slowdown": b}
+
+    params = MoldingParams(strategy="delay", guard=0.25)
+    hold = choose_hold(setup, params, run, molding)
+    assert [t["never_worse_than_molding"] for t in hold["tried"]] == [False, False, True, True]
+    assert hold["threshold"] == 1.0
+    figures[0.5] = (79.0, 4.0)
+    assert choose_hold(setup, params, run, molding)["threshold"] == 0.5
+
+
 def test_a_hold_that_wins_on_one_half_of_the_tuning_part_and_loses_on_the_other_is_not_kept():
     setup = setup_for([*WARMUP, *[(2000 + k, 100, 4, 150, 1) for k in range(7)]], warmup=6)
 
