@@ -158,7 +158,7 @@ def main() -> None:
         wait, runtime = ARGS.method, svc.service_methods()[1]
         cache = svc.OVERRIDES.setdefault((wait, runtime), svc.FittedCache(
             2, lambda t: None, store=default_store, kind=f"trace-{wait}-{runtime}"))  # fmt: skip
-    cache._put((trace.pk, trace.job_count, trace.finished_at), bundle)
+    cache.kept.put((trace.pk, trace.job_count, trace.finished_at), bundle)
     rows, bodies, arrays, seen = [], [], [], set()
     profile = cProfile.Profile() if ARGS.profile else None
     for q in queries(trace, bundle):

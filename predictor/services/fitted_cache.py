@@ -54,7 +54,6 @@ class FittedCache(Generic[T]):
         kind: str = "trace",
         child_args: Callable[[Trace], list[str]] | None = None,
     ) -> None:
-        self.size = size
         self.fit = fit
         self.store, self.kind = store, kind
         self.child_args = child_args  # ``manage.py`` arguments of the fit in a child process
@@ -62,22 +61,16 @@ class FittedCache(Generic[T]):
         self.flights: SingleFlight[T] = SingleFlight()  # one fit per key at a time
         self.background = BackgroundFits()
 
-    def _held(self, key: tuple) -> T | None:
-        return self.kept.get(key)
-
-    def _put(self, key: tuple, fitted: T) -> None:
-        self.kept.put(key, fitted)
-
     def get(self, trace: Trace) -> T:
         """The fitted model, fitted here if no process has stored it (blocking)."""
         key = (trace.pk, trace.job_count, trace.finished_at)
-        held = self._held(key)
+        held = self.kept.get(key)
         if held is not None:
             return held
         # Outside the lock (fitting is slow); concurrent first calls wait for one fit,
         # which runs under the run memory ceiling (a MemoryError fails the request clearly).
         fitted = self.flights.do(key, lambda: self._load_or_fit(trace))
-        self._put(key, fitted)
+        self.kept.put(key, fitted)
         return fitted
 
     def ready(self, trace: Trace) -> T:
@@ -85,14 +78,14 @@ class FittedCache(Generic[T]):
         in the background (unless a process is fitting it), this call waits for it at most
         ``QUEUECAST_FIT_WAIT_S`` if it started it, and raises ``ModelNotReady`` (503)."""
         key = (trace.pk, trace.job_count, trace.finished_at)
-        held = self._held(key)
+        held = self.kept.get(key)
         if held is not None or self.store is None:
             return held if held is not None else self.get(trace)
         store = self.store()
         ident, version = store_key(trace)
         fitted = store.load(self.kind, ident, version)
         if fitted is not None:
-            self._put(key, fitted)
+            self.kept.put(key, fitted)
             return fitted
         label = f"trace {trace.name!r}"
         if recent_failure(store, self.kind, ident, version) is None:
@@ -101,7 +94,7 @@ class FittedCache(Generic[T]):
             )
             if started:
                 done.wait(fit_wait_s())
-            held = self._held(key)
+            held = self.kept.get(key)
             if held is not None:
                 return held
         raise not_ready(store, self.kind, ident, label)
@@ -120,7 +113,7 @@ class FittedCache(Generic[T]):
         else:
             fitted = self.fit_and_store(trace)
         if fitted is not None:
-            self._put(key, fitted)
+            self.kept.put(key, fitted)
 
     def fit_and_store(self, trace: Trace) -> T | None:
         """Fit and store unless another process holds the lock (it is fitting: None)."""
