@@ -11,8 +11,9 @@ selector is rebuilt with that rule; nothing else changes), once per guard answer
 option set of :data:`~predictor.core.wait.selection.GUARD_ANSWERS` and ``FALLBACK_AMONG``
 (``rule`` alone: today's "zero" and "safe"; ``+guard_<answer>``, ``+fallback_<among>``:
 the others), and once per guard window of ``GUARD_SPANS_S`` (``+span_<days>d``: counted in
-time; none: 3,000 pool jobs). Prints, per variant, ``auto``'s AAE over always-zero's and over
-the best single expert's on those targets.
+time; none: 3,000 pool jobs), each also with the guard counting zero's certain lead on the
+pool jobs still waiting (``+waiting``: ``guard_waiting``). Prints, per variant, ``auto``'s
+AAE over always-zero's and over the best single expert's on those targets.
 
 ``--dev`` runs the same on the tuning part alone (the first 20% of the log's rows): its first
 half tunes, its second half is the test part (``tune_fraction`` 0.5). No row of the log's
@@ -63,6 +64,10 @@ AMONG = {
         "adahedge+meta_track",
         "fixedshare+meta_track",
     ),
+    #: the sixth pass's (docs/results.md, "Sixth pass"), fixed before its dev runs: today's
+    #: default, and the same with the guard counting zero's certain lead on the pool jobs
+    #: still waiting (``guard_waiting``, :mod:`predictor.core.wait.waiting`)
+    "sixth": ("adahedge+fallback_all", "adahedge+fallback_all+waiting"),
 }
 #: today's default variant (the tie-break of ``--choose``)
 DEFAULT = "adahedge+fallback_all"
@@ -177,29 +182,31 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
     best = min((n for n in names), key=aae.__getitem__)
     out = {}
     combos = [
-        (r, g, f, s, "guard")
+        (r, g, f, s, "guard", w)
         for r in WEIGHT_RULES
         for g in GUARD_ANSWERS
         for f in FALLBACK_AMONG
         for s in GUARD_SPANS_S
+        for w in (False, True)
     ]
     combos += [
-        (r, "zero", f, None, meta)
+        (r, "zero", f, None, meta, False)
         for meta in METAS[1:]
         for r in WEIGHT_RULES
         for f in FALLBACK_AMONG
     ]
-    saved = {k: getattr(method, k) for k in ("rule", "guard_answer", "fallback_among", "meta")}
-    saved["guard_span_s"] = method.guard_span_s
-    for rule, guard, among, span, meta in combos:
+    names = ("rule", "guard_answer", "fallback_among", "meta", "guard_span_s", "guard_waiting")
+    saved = {k: getattr(method, k, False) for k in names}
+    for rule, guard, among, span, meta, waiting in combos:
         key = rule + ("" if meta == "guard" else f"+meta_{meta}")
         key += "" if guard == "zero" else f"+guard_{guard}"
         key += "" if among == "safe" else f"+fallback_{among}"
         key += "" if span is None else f"+span_{span / 86400:g}d"
+        key += "+waiting" if waiting else ""
         if only is not None and key not in only:
             continue
         method.rule, method.guard_answer, method.fallback_among = rule, guard, among
-        method.guard_span_s, method.meta = span, meta
+        method.guard_span_s, method.meta, method.guard_waiting = span, meta, waiting
         sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
         res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
         a = float(np.abs(res.wait_s - wait).mean())

@@ -70,11 +70,12 @@ class AutoWait(WaitEstimator):
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
-    guard_span_s, meta : :class:`HedgeSelector`
+    guard_span_s, meta, guard_waiting : :class:`HedgeSelector`
         (``fallback_among="all"`` chosen on the tuning parts among the fourth pass's six
         variants, ``meta`` "guard" kept there; ``rule="fixedshare_mem"``, chosen there among
         the fifth pass's ten, answered worse than always-zero on HPC2N's test part, so
-        ``adahedge`` stays: docs/results.md "Fourth pass", "Fifth pass").
+        ``adahedge`` stays: docs/results.md "Fourth pass", "Fifth pass"; ``guard_waiting``
+        chosen there among the sixth pass's two variants, "Sixth pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -107,6 +108,7 @@ class AutoWait(WaitEstimator):
         fallback_among: str = "all",
         guard_span_s: float | None = None,
         meta: str = "guard",
+        guard_waiting: bool = True,
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -126,6 +128,7 @@ class AutoWait(WaitEstimator):
         self.fallback_among = fallback_among
         self.guard_span_s = guard_span_s
         self.meta = meta
+        self.guard_waiting = guard_waiting
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -147,6 +150,7 @@ class AutoWait(WaitEstimator):
         state.setdefault("fallback_among", "safe")
         state.setdefault("guard_span_s", None)
         state.setdefault("meta", "guard")
+        state.setdefault("guard_waiting", False)
         state.setdefault("skip_below", 0.0)
         state["_selector"] = None
         self.__dict__.update(state)
@@ -306,7 +310,7 @@ class AutoWait(WaitEstimator):
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
             memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
             fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
-            meta=self.meta, names=list(self.methods_),
+            meta=self.meta, guard_waiting=self.guard_waiting, names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:

@@ -45,6 +45,17 @@ every 17th row, and about 9,000 on KTH: counted in jobs, the window's reach in t
 the log's size). Everything is a function of the known pool jobs only: deterministic, and the
 same for a target asked alone or in a batch.
 
+**Jobs still waiting** (``guard_waiting``). The known pool jobs are those that *started*; a
+job still waiting at the target's instant is left out of the window, though part of its
+outcome is certain. With ``guard_waiting`` the guard fires only when the rule's errors over
+the window exceed zero's by more than zero's *certain* lead on the pool jobs waiting then
+(arrived before the instant, not started): ``sum e - |e - r|`` over them, ``e`` the time each
+has waited so far and ``r`` the rule's answer at its arrival
+(:mod:`predictor.core.wait.waiting`). A rule the guard keeps then errs no more than zero over
+the window and the waiting jobs together, whatever their waits turn out to be. It needs the
+waiting jobs in the pool: a trace's log holds them, a live site's history (finished jobs)
+does not, so there it guards as without the option.
+
 **Meta-level** (``meta``). ``"guard"`` is the guard above. ``"abprod"`` replaces it by
 (A,B)-Prod (:mod:`predictor.core.wait.prod`): ``A`` is the rule (mix or fallback), ``B``
 always-zero, and the answer is ``s A`` (zero's answer is 0) with ``A``'s share ``s`` set by
@@ -68,6 +79,7 @@ import numpy as np
 
 from predictor.core.wait.hedge import WEIGHT_RULES, adahedge, fixed_share, flipflop
 from predictor.core.wait.prod import ab_prod_share, round_losses
+from predictor.core.wait.waiting import WaitingLead
 
 __all__ = [
     "WEIGHT_RULES",
@@ -153,6 +165,8 @@ class HedgeSelector:
     guard_span_s : the guard's window in seconds of start time (module docstring); None counts
         it in pool jobs (``guard_window``).
     meta : ``"guard"``, ``"abprod"`` or ``"abprod_safe"`` (module docstring).
+    guard_waiting : the guard also counts zero's certain lead on the pool jobs still waiting
+        (module docstring, "Jobs still waiting").
     names : the experts' names, for ``answered_by`` ("guard:<name>"; default ``expert<k>``).
     """
 
@@ -172,6 +186,7 @@ class HedgeSelector:
         fallback_among: str = "safe",
         guard_span_s: float | None = None,
         meta: str = "guard",
+        guard_waiting: bool = False,
         names: Sequence[str] = (),
     ) -> None:
         if meta not in METAS:
@@ -196,6 +211,7 @@ class HedgeSelector:
         if guard_span_s is not None and not guard_span_s > 0:
             raise ValueError(f"guard_span_s must be > 0 or None, got {guard_span_s}")
         self.guard_span_s = guard_span_s
+        self.guard_waiting = guard_waiting
         self.memory = memory
         self.pool = pool.sorted()
         self.safe, self.zero = safe, zero
@@ -226,6 +242,9 @@ class HedgeSelector:
         fb = self._fallback(known)
         rule = np.where(p.outside, self.options_[fb, np.arange(p.row.size)], self.options_[MIX])
         self.cum_rule_err_ = _cumsum0(np.abs(rule - p.wait_s))
+        self.waiting_lead_ = (
+            WaitingLead(p.arrival_s, p.start_s, rule) if self.guard_waiting else None
+        )
         self.cum_zero_err_ = _cumsum0(np.abs(p.wait_s))
         self._prepare_prod(rule, known)
         self.cum_expert_err_ = _cumsum0(
@@ -328,8 +347,19 @@ class HedgeSelector:
         zero = self.cum_zero_err_[known] - self.cum_zero_err_[lo]
         return lo, known - lo, rule, zero
 
-    def _guard_fires(self, count: np.ndarray, rule: np.ndarray, zero: np.ndarray) -> np.ndarray:
-        return (count < self.min_known) | (rule > zero)
+    def _waiting_lead(self, known_at_s: np.ndarray) -> np.ndarray | float:
+        """Always-zero's certain lead over the rule on the pool jobs still waiting at each
+        target's instant (``guard_waiting``; :mod:`predictor.core.wait.waiting`), else 0."""
+        if self.waiting_lead_ is None:
+            return 0.0
+        return self.waiting_lead_(np.asarray(known_at_s, dtype=float))
+
+    def _guard_fires(
+        self, count: np.ndarray, rule: np.ndarray, zero: np.ndarray, lead: np.ndarray | float
+    ) -> np.ndarray:
+        """Too few known jobs, or the rule erred more than zero over the window, less zero's
+        certain lead on the jobs still waiting (0 unless ``guard_waiting``)."""
+        return (count < self.min_known) | (rule > zero + lead)
 
     def reads(
         self, n_before: np.ndarray, known_at_s: np.ndarray, outside: np.ndarray, tiny: float
@@ -349,7 +379,7 @@ class HedgeSelector:
             return np.ones((m, n), dtype=bool)
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         lo, count, rule, zero = self._guard_window(known, known_at_s)
-        guard = self._guard_fires(count, rule, zero)
+        guard = self._guard_fires(count, rule, zero, self._waiting_lead(known_at_s))
         fb = self._fallback(known)
         single = np.asarray(outside, dtype=bool) & ~guard & (fb != MIX)
         mixed = ~guard & ~single
@@ -388,7 +418,7 @@ class HedgeSelector:
         by = np.where(out, np.char.add("fallback:", np.array(self.option_names_)[fb]), "mix")
         lo, count, rule, zero = self._guard_window(known, known_at_s)
         if self.meta == "guard":
-            guard = self._guard_fires(count, rule, zero)
+            guard = self._guard_fires(count, rule, zero, self._waiting_lead(known_at_s))
             share = (~guard).astype(float)
         else:
             answer = self._prod(answer, pred, known)

@@ -1,0 +1,79 @@
+"""What is already certain about jobs still waiting: a lower bound on always-zero's lead.
+
+``auto``'s guard (:mod:`predictor.core.wait.selection`) compares the rule's absolute errors
+with always-zero's on the pool jobs known at an instant ``t``: those that *started* by ``t``.
+A job still waiting at ``t`` is left out, although part of its outcome is already certain: it
+arrived at ``a < t`` and will wait ``W >= e = t - a``. For an answer ``r >= 0``, always-zero's
+error less the answer's is ``W - |W - r|``; as a function of ``W`` this never decreases, so
+whatever the wait turns out to be it is at least its value at ``W = e``:
+
+``lead(e, r) = e - |e - r| = min(r, 2e - r)``
+
+(``r`` once the job has waited longer than the answer, ``2e - r`` before, negative while
+``e < r / 2``). It is the tight bound: ``W = e`` (the job starts now) attains it. So if the
+rule's errors on the known jobs exceed zero's by no more than the summed ``lead`` of the
+waiting ones, the rule errs no more than zero over both sets, *whatever* the waiting jobs'
+waits turn out to be; otherwise some outcome of theirs would make it err more.
+
+The sum over the pool jobs waiting at ``t`` (``a < t < s``, ``s`` the start) is computed for
+many instants at once: each job's term is ``2t - (2a + r)`` on ``(a, min(a + r, s))`` and
+``r`` on ``[a + r, s)``, so the sum is ``2t N(t) - G(t) + F(t)`` with ``N`` the count and ``G``
+the summed ``2a + r`` of the jobs in their first phase and ``F`` the summed ``r`` of those in
+their second, each a difference of two cumulative sums read by ``searchsorted``: no loop over
+the pool or the instants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def lead(elapsed_s: np.ndarray, answer_s: np.ndarray) -> np.ndarray:
+    """``e - |e - r|``: always-zero's error less the answer's, at least, for a job that has
+    waited ``e`` and was answered ``r`` (module docstring). Arrays broadcast, seconds."""
+    e, r = np.asarray(elapsed_s, dtype=float), np.asarray(answer_s, dtype=float)
+    return e - np.abs(e - r)
+
+
+class _Intervals:
+    """Sum of ``value`` over the intervals ``lo < t < hi`` (``left_open``) or
+    ``lo <= t < hi`` holding each ``t``; empty intervals are dropped."""
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, value: np.ndarray, left_open: bool):
+        keep = hi > lo
+        self.side = "left" if left_open else "right"
+        self.lo, self.hi = np.sort(lo[keep]), np.sort(hi[keep])
+        self.cum_lo = _cum0(value[keep][np.argsort(lo[keep], kind="stable")])
+        self.cum_hi = _cum0(value[keep][np.argsort(hi[keep], kind="stable")])
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        began = self.cum_lo[np.searchsorted(self.lo, t, self.side)]
+        ended = self.cum_hi[np.searchsorted(self.hi, t, "right")]  # started by t: known
+        return began - ended
+
+
+class WaitingLead:
+    """``lead`` summed over the jobs waiting at each instant (module docstring).
+
+    arrival_s, start_s, answer_s : (P,) each job's arrival, start and the answer given to it
+    at its arrival (answers below 0 count as 0).
+    """
+
+    def __init__(self, arrival_s: np.ndarray, start_s: np.ndarray, answer_s: np.ndarray):
+        a = np.asarray(arrival_s, dtype=float)
+        s = np.asarray(start_s, dtype=float)
+        r = np.maximum(np.asarray(answer_s, dtype=float), 0.0)
+        turn = a + r  # the instant the job has waited as long as its answer
+        first = np.minimum(turn, s)
+        self._count = _Intervals(a, first, np.ones_like(a), left_open=True)
+        self._growing = _Intervals(a, first, 2.0 * a + r, left_open=True)
+        self._flat = _Intervals(np.maximum(turn, np.nextafter(a, np.inf)), s, r, left_open=False)
+
+    def __call__(self, t_s: np.ndarray) -> np.ndarray:
+        """(n,) the summed lead of the jobs with ``arrival < t < start``, per instant."""
+        t = np.asarray(t_s, dtype=float)
+        return 2.0 * t * self._count(t) - self._growing(t) + self._flat(t)
+
+
+def _cum0(x: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float))])
