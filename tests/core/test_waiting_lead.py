@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from predictor.core.wait.selection import HedgeSelector, Pool
-from predictor.core.wait.waiting import WaitingLead, lead
+from predictor.core.wait.waiting import WaitingError, WaitingLead, lead
 
 
 def _brute(arrival, start, answer, t):
@@ -37,6 +37,25 @@ def test_the_summed_lead_equals_a_job_by_job_sum_at_every_instant():
                         arrival[:50] + np.maximum(answer[:50], 0)])  # fmt: skip
     got = WaitingLead(arrival, start, answer)(t)
     np.testing.assert_allclose(got, _brute(arrival, start, answer, t), rtol=1e-9, atol=1e-6)
+
+
+def test_the_waiting_error_is_each_answers_error_were_the_waiting_jobs_to_start_now():
+    rng = np.random.default_rng(3)
+    n = 300
+    arrival = np.sort(rng.integers(0, 20000, n)).astype(float)
+    start = arrival + np.where(rng.random(n) < 0.2, 0.0, rng.exponential(2000.0, n).round())
+    answers = np.stack([np.zeros(n), rng.exponential(1500.0, n).round(), np.full(n, -3.0)])
+    t = np.concatenate([rng.uniform(-100, 26000, 400), arrival[:40], start[:40],
+                        arrival[:40] + answers[1, :40]])  # fmt: skip
+    got = WaitingError(arrival, start, answers)(t)
+    want = np.zeros((3, t.size))
+    for j, x in enumerate(t):
+        w = (arrival < x) & (x < start)
+        want[:, j] = np.abs((x - arrival[w]) - np.maximum(answers[:, w], 0.0)).sum(axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-6)
+    # always-zero's error less an answer's is the summed lead
+    lead_1 = WaitingLead(arrival, start, answers[1])(t)
+    np.testing.assert_allclose(got[0] - got[1], lead_1, rtol=1e-9, atol=1e-6)
 
 
 def _selector(pred, wait, arrival, **kw) -> HedgeSelector:
@@ -88,3 +107,33 @@ def test_the_guard_counting_waiting_jobs_answers_as_before_when_none_waits():
     )
     np.testing.assert_array_equal(a.wait_s, b.wait_s)
     np.testing.assert_array_equal(a.answered_by, b.answered_by)
+
+
+def test_the_fallback_counting_waiting_jobs_leaves_an_answer_they_show_wrong():
+    """Every job lies outside the seen states. On the 300 started ones zero errs least (waits
+    of 0 and 3,000 s in turn, expert 0 answering the other one). Then 1,000 jobs arrive and
+    wait for days while expert 0 answers 5,000 s (3,000 s: answers are capped at the longest
+    wait known). A day in, were they to start then, zero would err a day on each and expert 0
+    3,000 s less: the fallback that counts them (``fallback_waiting``) answers with expert 0,
+    the plain one with zero."""
+    n0, n1 = 300, 1000
+    arrival = np.concatenate([np.arange(n0) * 100.0, 40000.0 + np.arange(n1)])
+    turn = np.arange(n0) % 2 == 0
+    wait = np.concatenate([np.where(turn, 0.0, 3000.0), np.full(n1, 1e6)])
+    expert = np.concatenate([np.where(turn, 3000.0, 0.0), np.full(n1, 5000.0)])
+    pred = np.stack([expert, np.zeros(expert.size)])
+    outside = np.ones(expert.size, bool)
+    t = np.array([40000.0 + 86400.0])
+    n_before = np.array([expert.size])
+
+    def ask(**extra):
+        pool = Pool(pred, wait, arrival + wait, arrival, np.arange(expert.size), outside)
+        sel = HedgeSelector(pool, safe=0, zero=1, round_size=25, fallback_among="all",
+                            guard_window=60, min_known=50, **extra)  # fmt: skip
+        return sel.select(pred[:, -1:], n_before, t, np.ones(1, bool))
+
+    plain, counted = ask(), ask(fallback_waiting=True)
+    assert plain.answered_by[0] == "fallback:zero"
+    assert plain.wait_s[0] == 0.0
+    assert counted.answered_by[0] == "fallback:expert0"
+    assert counted.wait_s[0] == 3000.0

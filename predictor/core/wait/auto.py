@@ -70,7 +70,7 @@ class AutoWait(WaitEstimator):
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
-    guard_span_s, meta, guard_waiting : :class:`HedgeSelector`
+    guard_span_s, meta, guard_waiting, fallback_waiting : :class:`HedgeSelector`
         (``fallback_among="all"`` chosen on the tuning parts among the fourth pass's six
         variants, ``meta`` "guard" kept there; ``rule="fixedshare_mem"``, chosen there among
         the fifth pass's ten, answered worse than always-zero on HPC2N's test part, so
@@ -109,6 +109,7 @@ class AutoWait(WaitEstimator):
         guard_span_s: float | None = None,
         meta: str = "guard",
         guard_waiting: bool = True,
+        fallback_waiting: bool = False,
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -129,6 +130,7 @@ class AutoWait(WaitEstimator):
         self.guard_span_s = guard_span_s
         self.meta = meta
         self.guard_waiting = guard_waiting
+        self.fallback_waiting = fallback_waiting
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -151,6 +153,7 @@ class AutoWait(WaitEstimator):
         state.setdefault("guard_span_s", None)
         state.setdefault("meta", "guard")
         state.setdefault("guard_waiting", False)
+        state.setdefault("fallback_waiting", False)
         state.setdefault("skip_below", 0.0)
         state["_selector"] = None
         self.__dict__.update(state)
@@ -310,7 +313,8 @@ class AutoWait(WaitEstimator):
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
             memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
             fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
-            meta=self.meta, guard_waiting=self.guard_waiting, names=list(self.methods_),
+            meta=self.meta, guard_waiting=self.guard_waiting,
+            fallback_waiting=self.fallback_waiting, names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:

@@ -52,9 +52,12 @@ the window exceed zero's by more than zero's *certain* lead on the pool jobs wai
 (arrived before the instant, not started): ``sum e - |e - r|`` over them, ``e`` the time each
 has waited so far and ``r`` the rule's answer at its arrival
 (:mod:`predictor.core.wait.waiting`). A rule the guard keeps then errs no more than zero over
-the window and the waiting jobs together, whatever their waits turn out to be. It needs the
+the window and the waiting jobs together, whatever their waits turn out to be. With
+``fallback_waiting`` the fallback's AAE of each option also counts the outside pool jobs
+waiting then, each at the least wait it can still have (the time waited so far:
+:class:`~predictor.core.wait.waiting.WaitingError`). Both need the
 waiting jobs in the pool: a trace's log holds them, a live site's history (finished jobs)
-does not, so there it guards as without the option.
+does not, so there both answer as without the options.
 
 **Meta-level** (``meta``). ``"guard"`` is the guard above. ``"abprod"`` replaces it by
 (A,B)-Prod (:mod:`predictor.core.wait.prod`): ``A`` is the rule (mix or fallback), ``B``
@@ -79,7 +82,7 @@ import numpy as np
 
 from predictor.core.wait.hedge import WEIGHT_RULES, adahedge, fixed_share, flipflop
 from predictor.core.wait.prod import ab_prod_share, round_losses
-from predictor.core.wait.waiting import WaitingLead
+from predictor.core.wait.waiting import WaitingError, WaitingLead
 
 __all__ = [
     "WEIGHT_RULES",
@@ -167,6 +170,8 @@ class HedgeSelector:
     meta : ``"guard"``, ``"abprod"`` or ``"abprod_safe"`` (module docstring).
     guard_waiting : the guard also counts zero's certain lead on the pool jobs still waiting
         (module docstring, "Jobs still waiting").
+    fallback_waiting : the fallback also counts each option's error on the outside pool jobs
+        still waiting, were they to start at the target's instant (same paragraph).
     names : the experts' names, for ``answered_by`` ("guard:<name>"; default ``expert<k>``).
     """
 
@@ -187,6 +192,7 @@ class HedgeSelector:
         guard_span_s: float | None = None,
         meta: str = "guard",
         guard_waiting: bool = False,
+        fallback_waiting: bool = False,
         names: Sequence[str] = (),
     ) -> None:
         if meta not in METAS:
@@ -212,6 +218,7 @@ class HedgeSelector:
             raise ValueError(f"guard_span_s must be > 0 or None, got {guard_span_s}")
         self.guard_span_s = guard_span_s
         self.guard_waiting = guard_waiting
+        self.fallback_waiting = fallback_waiting
         self.memory = memory
         self.pool = pool.sorted()
         self.safe, self.zero = safe, zero
@@ -239,7 +246,13 @@ class HedgeSelector:
         self.cum_out_err_ = _cumsum0(out_err)
         self.cum_out_n_ = _cumsum0(p.outside).astype(np.int64)
         self.out_pos_ = np.append(np.flatnonzero(p.outside), 0)  # padded: never empty
-        fb = self._fallback(known)
+        out = p.outside
+        self.waiting_err_ = (
+            WaitingError(p.arrival_s[out], p.start_s[out], self.options_[:, out])
+            if self.fallback_waiting
+            else None
+        )
+        fb = self._fallback(known, p.arrival_s)
         rule = np.where(p.outside, self.options_[fb, np.arange(p.row.size)], self.options_[MIX])
         self.cum_rule_err_ = _cumsum0(np.abs(rule - p.wait_s))
         self.waiting_lead_ = (
@@ -307,13 +320,17 @@ class HedgeSelector:
         mix = np.einsum("jm,mj->j", self.weights_[self.rounds(known)], pred)
         return np.minimum(np.vstack([mix, pred[self.option_experts_]]), cap)
 
-    def _fallback(self, known: np.ndarray) -> np.ndarray:
+    def _fallback(self, known: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
         """Option index (of :meth:`_options`) of lowest AAE over the last ``window`` outside pool
-        jobs among the first ``known``; MIX until ``min_known`` of them are known."""
+        jobs among the first ``known`` (with ``fallback_waiting``, plus each option's error on
+        the outside pool jobs still waiting at ``known_at_s``, were they to start then); MIX
+        until ``min_known`` of them are known."""
         c_hi = self.cum_out_n_[known]
         c_lo = np.maximum(c_hi - self.window, 0)
         lo = np.where(c_lo > 0, self.out_pos_[np.maximum(c_lo, 1) - 1] + 1, 0)
         err = self.cum_out_err_[:, known] - self.cum_out_err_[:, lo]
+        if self.waiting_err_ is not None:
+            err = err + self.waiting_err_(np.asarray(known_at_s, dtype=float))
         best = np.argmin(err, axis=0)
         return np.where(c_hi - c_lo >= self.min_known, best, MIX)
 
@@ -380,7 +397,7 @@ class HedgeSelector:
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         lo, count, rule, zero = self._guard_window(known, known_at_s)
         guard = self._guard_fires(count, rule, zero, self._waiting_lead(known_at_s))
-        fb = self._fallback(known)
+        fb = self._fallback(known, known_at_s)
         single = np.asarray(outside, dtype=bool) & ~guard & (fb != MIX)
         mixed = ~guard & ~single
         need = np.zeros((m, n), dtype=bool)
@@ -412,7 +429,7 @@ class HedgeSelector:
         n = pred.shape[1]
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         opts = self._options(pred, known)
-        fb = self._fallback(known)
+        fb = self._fallback(known, known_at_s)
         out = np.asarray(outside, dtype=bool)
         answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
         by = np.where(out, np.char.add("fallback:", np.array(self.option_names_)[fb]), "mix")

@@ -77,3 +77,38 @@ class WaitingLead:
 
 def _cum0(x: np.ndarray) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float))])
+
+
+class WaitingError:
+    """Each answer's error on the jobs waiting at each instant, were they to start then:
+    ``sum |e - p|`` over the jobs with ``arrival < t < start``, ``e = t - arrival`` (the least
+    wait each can still have; for always-zero against one answer its difference is
+    :func:`lead`). Per job and answer the term is ``(a + p) - t`` before ``a + p`` and
+    ``t - (a + p)`` from then on, summed like :class:`WaitingLead`'s.
+
+    arrival_s, start_s : (P,); answers_s : (K, P) K answers per job (below 0 count as 0).
+    """
+
+    def __init__(self, arrival_s: np.ndarray, start_s: np.ndarray, answers_s: np.ndarray):
+        a = np.asarray(arrival_s, dtype=float)
+        s = np.asarray(start_s, dtype=float)
+        self._parts = []
+        for p in np.atleast_2d(np.maximum(np.asarray(answers_s, dtype=float), 0.0)):
+            turn = a + p
+            first = np.minimum(turn, s)
+            after = np.maximum(turn, np.nextafter(a, np.inf))
+            self._parts.append((
+                _Intervals(a, first, np.ones_like(a), left_open=True),
+                _Intervals(a, first, turn, left_open=True),
+                _Intervals(after, s, np.ones_like(a), left_open=False),
+                _Intervals(after, s, turn, left_open=False),
+            ))  # fmt: skip
+
+    def __call__(self, t_s: np.ndarray) -> np.ndarray:
+        """(K, n) the summed errors per answer and instant."""
+        t = np.asarray(t_s, dtype=float)
+        out = [
+            (sum_before(t) - t * n_before(t)) + (t * n_after(t) - sum_after(t))
+            for n_before, sum_before, n_after, sum_after in self._parts
+        ]
+        return np.array(out).reshape(len(self._parts), t.size)
