@@ -152,7 +152,11 @@ TERMS = (
         far. A job whose state lies beyond anything seen in the tuning part (its user's or its
         queue's waiting jobs) gets the fallback: the weighted mean or any one candidate,
         whichever erred least on such jobs lately. When these answers have recently
-        erred more than answering 0 would have, the answer is 0.
+        erred more than answering 0 would have, the answer is 0. On a stored trace, jobs
+        still waiting count too, at the worst case of how long they may yet wait: the
+        weighted answers are kept only if they cannot have done worse than 0 however those
+        waits turn out. A live site's history holds finished jobs only, so there only the
+        started ones count.
         """,
         WAIT,
         "predictor/core/wait/auto.py",
