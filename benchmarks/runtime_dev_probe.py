@@ -37,6 +37,13 @@ Third round (stage A kept no column: the Lublin logs have no requested time, so 
 its runs: density with ``quantile_features="carry+same"`` (the two columns that lowered the
 pinball loss on 3 of the 4 logs with requested times, tied on the Lublin logs) against today's,
 by the first round's rule (a tie counts as at least today's).
+
+Sixth pass (stop 39), rule fixed before its runs: density with ``fit_weights`` (the three
+parts' weights fitted by maximum likelihood on the dev jobs, :mod:`predictor.core.runtime.
+mix_weights`) against today's fixed ``(0.4, 0.2, 0.4)``, ``'[{}, {"fit_weights": true}]'``
+on the six tuning parts, by the first round's rule: adopted if its dev success, at dev
+coverage <= 25%, is at least today's on at least 5 of the 6 logs and higher on their mean (a
+dev coverage over 25% counts as a loss on that log; a tie counts as at least today's).
 """
 
 from __future__ import annotations

@@ -71,6 +71,7 @@ from predictor.core.runtime.level import (
     level_for_coverage,
     window_rows,
 )
+from predictor.core.runtime.mix_weights import density_at, em_weights
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
@@ -109,9 +110,11 @@ class DensityRangeSet(RuntimeEstimator):
         memory: int = 5,
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         quantile_features: str = DEFAULT_FEATURES,
+        fit_weights: bool = False,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
+        self.fit_weights = fit_weights
         self.quantile_features = quantile_features
         self.setpoint_grid = setpoint_grid
         self.target_coverage = target_coverage
@@ -127,6 +130,7 @@ class DensityRangeSet(RuntimeEstimator):
         self.random_state = random_state
 
     def _learn(self, ctx: RuntimeContext) -> None:
+        self.weights_: tuple[float, float, float] | None = None  # set by the level's choice
         self.quantile_ = self._quantile().fit(ctx)
         self.lam_, self.dev_, self.setpoint_ = self._choose_level(ctx)
         self.baseline_ = BaselineRange().fit(ctx)
@@ -150,6 +154,8 @@ class DensityRangeSet(RuntimeEstimator):
         state.setdefault("setpoint_grid", ())
         state.setdefault("setpoint_", state.get("target_coverage"))
         state.setdefault("quantile_features", "request")
+        state.setdefault("fit_weights", False)
+        state.setdefault("weights_", None)
         for cache in ("_block_target", "_block_u", "_block_drift", "_windows"):
             state.setdefault(cache, {})
         self.__dict__.update(state)
@@ -158,7 +164,8 @@ class DensityRangeSet(RuntimeEstimator):
         online = {"target_coverage": self.target_coverage, "setpoint": self.setpoint_}
         online["every"] = self.every
         steer = {"window": self.window, "memory": self.memory}
-        return {"lam_per_s": self.lam_, **self.dev_, **online, **steer}
+        weights = {"weights": list(self.mix_weights())} if self.fit_weights else {}
+        return {"lam_per_s": self.lam_, **self.dev_, **online, **steer, **weights}
 
     def _levels(self, n_before: np.ndarray) -> np.ndarray:
         """Per target: the tuning part's ``lam_``, or with ``target_coverage`` its block's
@@ -264,10 +271,12 @@ class DensityRangeSet(RuntimeEstimator):
         dev_ctx.n_tune = half
         quantile = self._quantile().fit(dev_ctx)
         targets = RuntimeTargets.from_rows(dev_ctx, dev)
+        actual = ctx.run_s[dev]
+        if self.fit_weights:
+            self.weights_ = self._fit_weights(dev_ctx, targets, quantile, actual)
         mix = self._mixtures(dev_ctx, targets, quantile)
         baseline = BaselineRange().fit(dev_ctx)
         base = baseline.predict_rows(dev).length_s
-        actual = ctx.run_s[dev]
 
         def dev_score(lam: float) -> tuple[float, float]:
             ranges = [self._rangeset(pc, lv, n, lam, req) for pc, lv, n, req in mix]
@@ -351,17 +360,45 @@ class DensityRangeSet(RuntimeEstimator):
         return log_lam, scores
 
     def _mixtures(
-        self, ctx: RuntimeContext, targets: RuntimeTargets, quantile: QuantileGBRange
+        self,
+        ctx: RuntimeContext,
+        targets: RuntimeTargets,
+        quantile: QuantileGBRange,
+        weights: tuple[float, float, float] | None = None,
     ) -> list[tuple[Pieces, str, int, float]]:
-        """Per target: its density pieces, history level, support and requested time."""
-        a, b, c = self.weights
+        """Per target: its density pieces, history level, support and requested time; the
+        parts mixed with ``weights`` (the fitted ones, :meth:`mix_weights`, unless given)."""
+        w = self.mix_weights() if weights is None else weights
+        out = []
+        for parts, level, n, req in self._components(ctx, targets, quantile, w):
+            mixed = [(pc, a) for pc, a in zip(parts, w, strict=True) if pc is not None]
+            out.append((mixture(mixed) if mixed else Pieces(np.zeros(1), np.zeros(0)), level,
+                        n, req))  # fmt: skip
+        return out
+
+    def mix_weights(self) -> tuple[float, float, float]:
+        """The weights of parts (a), (b), (c): fitted on the tuning part with
+        ``fit_weights`` (:mod:`.mix_weights`), else ``weights``."""
+        fitted = self.__dict__.get("weights_")
+        return tuple(fitted if fitted is not None else self.weights)  # type: ignore[return-value]
+
+    def _components(
+        self,
+        ctx: RuntimeContext,
+        targets: RuntimeTargets,
+        quantile: QuantileGBRange,
+        weights: tuple[float, float, float],
+    ) -> list[tuple[list[Pieces | None], str, int, float]]:
+        """Per target: parts (a), (b), (c) as pieces (None where missing or of weight 0),
+        history level, support and requested time."""
+        a, b, c = weights
         gbm = quantile._predict(targets, None).ranges
         levels = (*LEVELS, "all")
         t_s = np.asarray(targets.t_s, dtype=float)
         spans = [ctx.levels[lv].bounds(targets.codes[lv], t_s) for lv in levels]  # all at once
-        weights: dict[int, np.ndarray] = {}
+        rec: dict[int, np.ndarray] = {}
         relevant = (ctx.params.history_start, ctx.params.history_overlap)
-        out = []
+        out: list[tuple[list[Pieces | None], str, int, float]] = []
         for k in range(len(targets)):
             req = float(targets.req_time_s[k])
             for level, (lo, hi) in zip(levels, spans, strict=True):
@@ -369,26 +406,40 @@ class DensityRangeSet(RuntimeEstimator):
                     rows = self._relevant(ctx, level).rows(int(lo[k]), int(hi[k]), *relevant)
                     break
             else:
-                out.append((Pieces(np.zeros(1), np.zeros(0)), "none", 0, req))
+                out.append(([None, None, None], "none", 0, req))
                 continue
             n = rows.size
             h = np.maximum(ctx.run_s[rows], MIN_RUNTIME_S)
-            if n not in weights:
-                weights[n] = recency_weights(n, self.decay)
-            w = weights[n]
-            parts = [(pieces(h, w, self.ratio), a)]
+            if n not in rec:
+                rec[n] = recency_weights(n, self.decay)
+            w = rec[n]
+            parts: list[Pieces | None] = [pieces(h, w, self.ratio) if a > 0 else None, None, None]
             req_h = ctx.req_time_s[rows]
             if req > 0 and b > 0 and (req_h > 0).any():
                 share = req_h > 0
                 ws = w[share] / w[share].sum()
-                parts.append((pieces(h[share] / req_h[share] * req, ws, self.ratio), b))
+                parts[1] = pieces(h[share] / req_h[share] * req, ws, self.ratio)
             g = gbm[k]
             if g.support > 0 and c > 0:
                 q10, q90 = float(g.low_s[0]), float(g.high_s[0])
                 q50 = min(max(float(g.point_s), q10), q90)
-                parts.append((lognormal_pieces(q10, q50, q90, self.ratio), c))
-            out.append((mixture(parts), level, int(n), req))
+                parts[2] = lognormal_pieces(q10, q50, q90, self.ratio)
+            out.append((parts, level, int(n), req))
         return out
+
+    def _fit_weights(
+        self, ctx: RuntimeContext, targets: RuntimeTargets, quantile: QuantileGBRange,
+        actual: np.ndarray,
+    ) -> tuple[float, float, float]:  # fmt: skip
+        """Maximum-likelihood weights of the three parts on the dev jobs (:mod:`.mix_weights`):
+        each part's density at each dev job's actual runtime, then EM from ``weights``."""
+        start = np.asarray(self.weights, dtype=float)
+        parts = self._components(ctx, targets, quantile, (1.0, 1.0, 1.0))
+        dens = np.array(
+            [[0.0 if pc is None else density_at(pc, float(r)) for pc in ps]
+             for (ps, _, _, _), r in zip(parts, actual, strict=True)]
+        ).reshape(len(parts), 3)  # fmt: skip
+        return tuple(float(v) for v in em_weights(dens, start))  # type: ignore[return-value]
 
     def _relevant(self, ctx: RuntimeContext, level: str) -> RelevantHistory:
         """The level's :class:`RelevantHistory` (built at first use for the context's group
