@@ -1,4 +1,4 @@
-"""Maximum-likelihood mixture weights for density's parts (``predictor.core.runtime.mix_weights``)."""
+"""Maximum-likelihood weights of density's parts (``predictor.core.runtime.mix_weights``)."""
 
 from __future__ import annotations
 

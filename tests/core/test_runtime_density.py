@@ -54,3 +54,41 @@ def test_bisection_spends_the_allowed_coverage_on_the_tuning_part_and_no_more():
     fine = DensityRangeSet(refine=4, max_coverage=0.3).fit(ctx).fitted_info()
     assert coarse["dev_coverage"] <= fine["dev_coverage"] <= 0.3
     assert fine["dev_success"] >= coarse["dev_success"]
+
+
+def test_fitted_weights_come_from_the_tuning_part_and_beat_the_fixed_ones_on_its_likelihood():
+    """``fit_weights``: the weights are a point of the simplex fitted on the dev jobs alone
+    (the test part's runtimes do not move them), their dev log-likelihood is at least the
+    fixed weights', and without the option the fixed weights answer."""
+    from predictor.core.runtime.mix_weights import density_at
+    from predictor.core.runtime.targets import RuntimeTargets
+
+    jobs = jobs_with_requests(seed=9)
+    ctx = build_context(jobs, PROCS, n_tune=N_TUNE)
+    fitted = DensityRangeSet(fit_weights=True).fit(ctx)
+    w = np.array(fitted.mix_weights())
+    assert np.isclose(w.sum(), 1.0) and (w >= 0).all()
+    assert fitted.fitted_info()["weights"] == list(fitted.mix_weights())
+    assert DensityRangeSet().fit(ctx).mix_weights() == (0.4, 0.2, 0.4)
+    changed = jobs.sort_values("submit_time", kind="stable").reset_index(drop=True)
+    changed.loc[changed.index >= N_TUNE, "run_time"] = 99999.0
+    again = DensityRangeSet(fit_weights=True).fit(build_context(changed, PROCS, n_tune=N_TUNE))
+    assert again.mix_weights() == fitted.mix_weights()
+
+    import copy
+
+    dev_ctx = copy.copy(ctx)
+    dev_ctx.n_tune = N_TUNE // 2
+    dev = np.arange(N_TUNE // 2, N_TUNE)
+    dev = dev[ctx.run_s[dev] > 0]
+    quantile = fitted._quantile().fit(dev_ctx)
+    parts = fitted._components(dev_ctx, RuntimeTargets.from_rows(dev_ctx, dev), quantile,
+                               (1.0, 1.0, 1.0))  # fmt: skip
+    dens = np.array([[0.0 if pc is None else density_at(pc, float(r)) for pc in ps]
+                     for (ps, _, _, _), r in zip(parts, ctx.run_s[dev], strict=True)])  # fmt: skip
+    reach = dens.sum(axis=1) > 0
+
+    def loglik(v):
+        return np.log(dens[reach] @ np.asarray(v)).sum()
+
+    assert loglik(w) >= loglik([0.4, 0.2, 0.4]) - 1e-9
