@@ -13,6 +13,13 @@ quantile GBM's answer (:class:`QuantileGBRange`, features ``quantile_features``)
 rangeSet is ``{r : f(r) >= lam}`` clipped to ``[1 s, requested time]``, each range weighted
 by its mass.
 
+Weights. ``(a, b, c)`` are fitted on the same dev jobs as the level, before it
+(``fit_weights``, the default since the sixth runtime pass, docs/results.md): by maximum
+likelihood of the dev jobs' actual runtimes under the mixture, EM from ``weights`` (0.4, 0.2,
+0.4) (:mod:`predictor.core.runtime.mix_weights`). A common level spends length where the
+density is highest, the shortest sets for a given success only if ``f`` is the runtimes'
+density. ``fit_weights=False`` keeps ``weights``.
+
 Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
 GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
 arrival (history ended before it), and the ``lam`` with the highest success at coverage
@@ -110,7 +117,7 @@ class DensityRangeSet(RuntimeEstimator):
         memory: int = 5,
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         quantile_features: str = DEFAULT_FEATURES,
-        fit_weights: bool = False,
+        fit_weights: bool = True,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
