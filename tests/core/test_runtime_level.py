@@ -140,6 +140,7 @@ def _dev_coverage(method: DensityRangeSet, ctx, setpoint: float) -> float:
     dev_ctx, rows = dev_split(ctx, method.max_dev)
     base = BaselineRange().fit(dev_ctx).predict_rows(rows).length_s
     kw = {k: getattr(method, k) for k in ("every", "window", "memory", "max_coverage")}
+    kw["weights"], kw["fit_weights"] = method.mix_weights(), False  # the dev jobs' weights
     probe = DensityRangeSet(target_coverage=setpoint, setpoint_grid=(), **kw).fit(dev_ctx)
     probe.lam_ = method.lam_  # the dev jobs' level where no window is known yet
     return score(probe.predict_rows(rows), ctx.run_s[rows], base).coverage
