@@ -197,7 +197,8 @@ TERMS = (
         """
         Builds a density of the job's runtime from its relevant past runtimes (the seed's
         ranges around each, weighted by recency), from the same jobs' used share of their
-        requested time times this job's requested time, and from the quantile method's answer.
+        requested time times this job's requested time, and from the quantile method's answer,
+        mixed with the weights under which the tuning part's runtimes are most likely.
         The rangeSet keeps the stretches of time where the density is at least one level,
         the same for every job, chosen on the tuning part for the highest success rate at a
         coverage of at most 25%.
