@@ -53,7 +53,7 @@ grid aims at ``target_coverage``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 import numpy as np
@@ -387,7 +387,8 @@ class DensityRangeSet(RuntimeEstimator):
         """The weights of parts (a), (b), (c): fitted on the tuning part with
         ``fit_weights`` (:mod:`.mix_weights`), else ``weights``."""
         fitted = self.__dict__.get("weights_")
-        return tuple(fitted if fitted is not None else self.weights)  # type: ignore[return-value]
+        a, b, c = fitted if fitted is not None else self.weights
+        return float(a), float(b), float(c)
 
     def _components(
         self,
@@ -395,9 +396,11 @@ class DensityRangeSet(RuntimeEstimator):
         targets: RuntimeTargets,
         quantile: QuantileGBRange,
         weights: tuple[float, float, float],
-    ) -> list[tuple[list[Pieces | None], str, int, float]]:
-        """Per target: parts (a), (b), (c) as pieces (None where missing or of weight 0),
-        history level, support and requested time."""
+    ) -> Iterator[tuple[list[Pieces | None], str, int, float]]:
+        """Per target, in turn: parts (a), (b), (c) as pieces (None where missing or of weight
+        0), history level, support and requested time. A generator, so that a caller mixing
+        them holds one target's parts at a time (a whole log's parts at once doubled the
+        peak memory of HPC2N's evaluation)."""
         a, b, c = weights
         gbm = quantile._predict(targets, None).ranges
         levels = (*LEVELS, "all")
@@ -405,7 +408,6 @@ class DensityRangeSet(RuntimeEstimator):
         spans = [ctx.levels[lv].bounds(targets.codes[lv], t_s) for lv in levels]  # all at once
         rec: dict[int, np.ndarray] = {}
         relevant = (ctx.params.history_start, ctx.params.history_overlap)
-        out: list[tuple[list[Pieces | None], str, int, float]] = []
         for k in range(len(targets)):
             req = float(targets.req_time_s[k])
             for level, (lo, hi) in zip(levels, spans, strict=True):
@@ -413,7 +415,7 @@ class DensityRangeSet(RuntimeEstimator):
                     rows = self._relevant(ctx, level).rows(int(lo[k]), int(hi[k]), *relevant)
                     break
             else:
-                out.append(([None, None, None], "none", 0, req))
+                yield [None, None, None], "none", 0, req
                 continue
             n = rows.size
             h = np.maximum(ctx.run_s[rows], MIN_RUNTIME_S)
@@ -431,8 +433,7 @@ class DensityRangeSet(RuntimeEstimator):
                 q10, q90 = float(g.low_s[0]), float(g.high_s[0])
                 q50 = min(max(float(g.point_s), q10), q90)
                 parts[2] = lognormal_pieces(q10, q50, q90, self.ratio)
-            out.append((parts, level, int(n), req))
-        return out
+            yield parts, level, int(n), req
 
     def _fit_weights(
         self, ctx: RuntimeContext, targets: RuntimeTargets, quantile: QuantileGBRange,
@@ -441,7 +442,7 @@ class DensityRangeSet(RuntimeEstimator):
         """Maximum-likelihood weights of the three parts on the dev jobs (:mod:`.mix_weights`):
         each part's density at each dev job's actual runtime, then EM from ``weights``."""
         start = np.asarray(self.weights, dtype=float)
-        parts = self._components(ctx, targets, quantile, (1.0, 1.0, 1.0))
+        parts = list(self._components(ctx, targets, quantile, (1.0, 1.0, 1.0)))
         dens = np.array(
             [[0.0 if pc is None else density_at(pc, float(r)) for pc in ps]
              for (ps, _, _, _), r in zip(parts, actual, strict=True)]

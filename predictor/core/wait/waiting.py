@@ -25,6 +25,8 @@ the pool or the instants.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 
@@ -41,7 +43,7 @@ class _Intervals:
 
     def __init__(self, lo: np.ndarray, hi: np.ndarray, value: np.ndarray, left_open: bool):
         keep = hi > lo
-        self.side = "left" if left_open else "right"
+        self.side: Literal["left", "right"] = "left" if left_open else "right"
         self.lo, self.hi = np.sort(lo[keep]), np.sort(hi[keep])
         self.cum_lo = _cum0(value[keep][np.argsort(lo[keep], kind="stable")])
         self.cum_hi = _cum0(value[keep][np.argsort(hi[keep], kind="stable")])
