@@ -44,6 +44,11 @@ mix_weights`) against today's fixed ``(0.4, 0.2, 0.4)``, ``'[{}, {"fit_weights":
 on the six tuning parts, by the first round's rule: adopted if its dev success, at dev
 coverage <= 25%, is at least today's on at least 5 of the 6 logs and higher on their mean (a
 dev coverage over 25% counts as a loss on that log; a tie counts as at least today's).
+
+Seventh pass (stop 39), rule fixed before its runs: density with ``overrun`` (rangeSets
+clipped at the requested time plus the tuning part's grace, :mod:`predictor.core.runtime.
+overrun`, instead of at the requested time) against today's (fitted weights),
+``'[{}, {"overrun": true}]'``, by the same rule.
 """
 
 from __future__ import annotations

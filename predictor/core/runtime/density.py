@@ -79,6 +79,7 @@ from predictor.core.runtime.level import (
     window_rows,
 )
 from predictor.core.runtime.mix_weights import density_at, em_weights
+from predictor.core.runtime.overrun import overrun_grace
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
@@ -118,10 +119,12 @@ class DensityRangeSet(RuntimeEstimator):
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         quantile_features: str = DEFAULT_FEATURES,
         fit_weights: bool = True,
+        overrun: bool = False,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
         self.fit_weights = fit_weights
+        self.overrun = overrun
         self.quantile_features = quantile_features
         self.setpoint_grid = setpoint_grid
         self.target_coverage = target_coverage
@@ -138,6 +141,7 @@ class DensityRangeSet(RuntimeEstimator):
 
     def _learn(self, ctx: RuntimeContext) -> None:
         self.weights_: tuple[float, float, float] | None = None  # set by the level's choice
+        self.grace_s_ = self._grace(ctx)
         self.quantile_ = self._quantile().fit(ctx)
         self.lam_, self.dev_, self.setpoint_ = self._choose_level(ctx)
         self.baseline_ = BaselineRange().fit(ctx)
@@ -162,6 +166,8 @@ class DensityRangeSet(RuntimeEstimator):
         state.setdefault("setpoint_", state.get("target_coverage"))
         state.setdefault("quantile_features", "request")
         state.setdefault("fit_weights", False)
+        state.setdefault("overrun", False)
+        state.setdefault("grace_s_", 0.0)
         state.setdefault("weights_", None)
         for cache in ("_block_target", "_block_u", "_block_drift", "_windows"):
             state.setdefault(cache, {})
@@ -172,6 +178,7 @@ class DensityRangeSet(RuntimeEstimator):
         online["every"] = self.every
         steer = {"window": self.window, "memory": self.memory}
         weights = {"weights": list(self.mix_weights())} if self.fit_weights else {}
+        weights |= {"grace_s": self.grace_s_} if self.overrun else {}
         return {"lam_per_s": self.lam_, **self.dev_, **online, **steer, **weights}
 
     def _levels(self, n_before: np.ndarray) -> np.ndarray:
@@ -276,6 +283,7 @@ class DensityRangeSet(RuntimeEstimator):
             return float(grid[len(grid) // 2]), {"dev_targets": 0}, self.target_coverage
         dev_ctx = copy.copy(ctx)  # same arrays; the GBM's tuning part is the first half only
         dev_ctx.n_tune = half
+        full_grace, self.grace_s_ = self.grace_s_, self._grace(dev_ctx)  # the dev fit's
         quantile = self._quantile().fit(dev_ctx)
         targets = RuntimeTargets.from_rows(dev_ctx, dev)
         actual = ctx.run_s[dev]
@@ -309,6 +317,7 @@ class DensityRangeSet(RuntimeEstimator):
         shadow.history_, shadow.quantile_, shadow.baseline_ = dev_ctx, quantile, baseline
         shadow.lam_, shadow._windows = lam, {}
         setpoint, steered = shadow._choose_setpoint(targets.n_before, mix, base)
+        self.grace_s_ = full_grace
         return lam, {**info, **steered}, setpoint
 
     def _choose_setpoint(
@@ -373,15 +382,23 @@ class DensityRangeSet(RuntimeEstimator):
         quantile: QuantileGBRange,
         weights: tuple[float, float, float] | None = None,
     ) -> list[tuple[Pieces, str, int, float]]:
-        """Per target: its density pieces, history level, support and requested time; the
+        """Per target: its density pieces, history level, support and the longest it can run
+        (its requested time, plus the log's grace with ``overrun``: :mod:`.overrun`); the
         parts mixed with ``weights`` (the fitted ones, :meth:`mix_weights`, unless given)."""
         w = self.mix_weights() if weights is None else weights
         out = []
+        grace = self.grace_s_ if self.overrun else 0.0
         for parts, level, n, req in self._components(ctx, targets, quantile, w):
             mixed = [(pc, a) for pc, a in zip(parts, w, strict=True) if pc is not None]
+            limit = req + grace if req > 0 else req  # the longest it can run (:mod:`.overrun`)
             out.append((mixture(mixed) if mixed else Pieces(np.zeros(1), np.zeros(0)), level,
-                        n, req))  # fmt: skip
+                        n, limit))  # fmt: skip
         return out
+
+    @staticmethod
+    def _grace(ctx: RuntimeContext) -> float:
+        """:func:`.overrun.overrun_grace` of the context's tuning part."""
+        return overrun_grace(ctx.run_s, ctx.req_time_s, ctx.n_tune)
 
     def mix_weights(self) -> tuple[float, float, float]:
         """The weights of parts (a), (b), (c): fitted on the tuning part with
