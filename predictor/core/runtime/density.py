@@ -10,8 +10,8 @@ of (a) the seed's ranges around each relevant past runtime ``h`` of the request'
 (falling back to its user, size, then every job; the seed's relevant history), (b) the same
 past jobs' used share of their requested time times the request's requested time, and (c) the
 quantile GBM's answer (:class:`QuantileGBRange`, features ``quantile_features``). The
-rangeSet is ``{r : f(r) >= lam}`` clipped to ``[1 s, requested time]``, each range weighted
-by its mass.
+rangeSet is ``{r : f(r) >= lam}`` clipped to ``[1 s, requested time]`` (plus a grace: "Upper
+bound" below), each range weighted by its mass.
 
 Weights. ``(a, b, c)`` are fitted on the same dev jobs as the level, before it
 (``fit_weights``, the default since the sixth runtime pass, docs/results.md): by maximum
@@ -19,6 +19,11 @@ likelihood of the dev jobs' actual runtimes under the mixture, EM from ``weights
 0.4) (:mod:`predictor.core.runtime.mix_weights`). A common level spends length where the
 density is highest, the shortest sets for a given success only if ``f`` is the runtimes'
 density. ``fit_weights=False`` keeps ``weights``.
+
+Upper bound. Ranges are clipped to ``[1 s, requested time + grace]``, the grace learned on the
+tuning part (``overrun``, the default since the seventh runtime pass: jobs run past their
+limit before the scheduler kills them; :mod:`predictor.core.runtime.overrun`).
+``overrun=False`` clips at the requested time, as the seed does.
 
 Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
 GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
@@ -119,7 +124,7 @@ class DensityRangeSet(RuntimeEstimator):
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         quantile_features: str = DEFAULT_FEATURES,
         fit_weights: bool = True,
-        overrun: bool = False,
+        overrun: bool = True,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
