@@ -182,9 +182,9 @@ class DensityRangeSet(RuntimeEstimator):
         online = {"target_coverage": self.target_coverage, "setpoint": self.setpoint_}
         online["every"] = self.every
         steer = {"window": self.window, "memory": self.memory}
-        weights = {"weights": list(self.mix_weights())} if self.fit_weights else {}
-        weights |= {"grace_s": self.grace_s_} if self.overrun else {}
-        return {"lam_per_s": self.lam_, **self.dev_, **online, **steer, **weights}
+        fitted: dict[str, Any] = {"weights": list(self.mix_weights())} if self.fit_weights else {}
+        fitted |= {"grace_s": self.grace_s_} if self.overrun else {}
+        return {"lam_per_s": self.lam_, **self.dev_, **online, **steer, **fitted}
 
     def _levels(self, n_before: np.ndarray) -> np.ndarray:
         """Per target: the tuning part's ``lam_``, or with ``target_coverage`` its block's
