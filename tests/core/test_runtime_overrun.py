@@ -36,7 +36,7 @@ def test_with_overrun_ranges_reach_past_the_request_and_hold_jobs_the_clip_alway
     rows = np.arange(300, len(ctx.run_s))
     rows = rows[ctx.run_s[rows] > 0]
     plain = DensityRangeSet(overrun=False).fit(ctx)
-    late = DensityRangeSet(overrun=True).fit(ctx)
+    late = DensityRangeSet(overrun=True).fit(ctx)  # the 99th percentile of the overruns
     assert 40.0 < late.grace_s_ <= 80.0 and late.fitted_info()["grace_s"] == late.grace_s_
     over = ctx.run_s[rows] > ctx.req_time_s[rows]
     p_plain, p_late = plain.predict_rows(rows), late.predict_rows(rows)

@@ -20,10 +20,11 @@ likelihood of the dev jobs' actual runtimes under the mixture, EM from ``weights
 density is highest, the shortest sets for a given success only if ``f`` is the runtimes'
 density. ``fit_weights=False`` keeps ``weights``.
 
-Upper bound. Ranges are clipped to ``[1 s, requested time + grace]``, the grace learned on the
-tuning part (``overrun``, the default since the seventh runtime pass: jobs run past their
-limit before the scheduler kills them; :mod:`predictor.core.runtime.overrun`).
-``overrun=False`` clips at the requested time, as the seed does.
+Upper bound. With ``overrun`` ranges are clipped to ``[1 s, requested time + grace]``, the
+grace learned on the tuning part (jobs run past their limit before the scheduler kills them;
+:mod:`predictor.core.runtime.overrun`; ``grace_quantile``: which percentile of the tuning
+part's overruns). Without it (the default) they are clipped at the requested time, as the
+seed does.
 
 Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
 GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
@@ -84,7 +85,7 @@ from predictor.core.runtime.level import (
     window_rows,
 )
 from predictor.core.runtime.mix_weights import density_at, em_weights
-from predictor.core.runtime.overrun import overrun_grace
+from predictor.core.runtime.overrun import GRACE_QUANTILE, overrun_grace
 from predictor.core.runtime.params import LEVELS
 from predictor.core.runtime.peers import BaselineRange
 from predictor.core.runtime.quantile import DEFAULT_FEATURES, QuantileGBRange
@@ -124,12 +125,14 @@ class DensityRangeSet(RuntimeEstimator):
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         quantile_features: str = DEFAULT_FEATURES,
         fit_weights: bool = True,
-        overrun: bool = True,
+        overrun: bool = False,
+        grace_quantile: float = GRACE_QUANTILE,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
         self.fit_weights = fit_weights
         self.overrun = overrun
+        self.grace_quantile = grace_quantile
         self.quantile_features = quantile_features
         self.setpoint_grid = setpoint_grid
         self.target_coverage = target_coverage
@@ -172,6 +175,7 @@ class DensityRangeSet(RuntimeEstimator):
         state.setdefault("quantile_features", "request")
         state.setdefault("fit_weights", False)
         state.setdefault("overrun", False)
+        state.setdefault("grace_quantile", GRACE_QUANTILE)
         state.setdefault("grace_s_", 0.0)
         state.setdefault("weights_", None)
         for cache in ("_block_target", "_block_u", "_block_drift", "_windows"):
@@ -400,10 +404,9 @@ class DensityRangeSet(RuntimeEstimator):
                         n, limit))  # fmt: skip
         return out
 
-    @staticmethod
-    def _grace(ctx: RuntimeContext) -> float:
+    def _grace(self, ctx: RuntimeContext) -> float:
         """:func:`.overrun.overrun_grace` of the context's tuning part."""
-        return overrun_grace(ctx.run_s, ctx.req_time_s, ctx.n_tune)
+        return overrun_grace(ctx.run_s, ctx.req_time_s, ctx.n_tune, self.grace_quantile)
 
     def mix_weights(self) -> tuple[float, float, float]:
         """The weights of parts (a), (b), (c): fitted on the tuning part with

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import numpy as np
 
-#: the share of the overruns the grace covers (the 99th percentile: all but outliers)
+#: the percentile of the overruns taken as the grace (module docstring; ``DensityRangeSet``'s
+#: ``grace_quantile``)
 GRACE_QUANTILE = 99.0
 
 
-def overrun_grace(run_s: np.ndarray, req_time_s: np.ndarray, n_tune: int) -> float:
-    """The grace in seconds from the first ``n_tune`` rows (module docstring); arrays (N,)
-    in log order, requested time <= 0 meaning unknown."""
+def overrun_grace(
+    run_s: np.ndarray, req_time_s: np.ndarray, n_tune: int, q: float = GRACE_QUANTILE
+) -> float:
+    """The grace in seconds from the first ``n_tune`` rows (module docstring): the ``q``-th
+    percentile of the overruns; arrays (N,) in log order, requested time <= 0 meaning
+    unknown."""
     run = np.asarray(run_s, dtype=float)[:n_tune]
     req = np.asarray(req_time_s, dtype=float)[:n_tune]
     over = (req > 0) & (run > req)
     if not over.any():
         return 0.0
-    return float(np.percentile(run[over] - req[over], GRACE_QUANTILE))
+    return float(np.percentile(run[over] - req[over], q))
