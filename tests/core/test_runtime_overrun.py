@@ -36,7 +36,7 @@ def test_with_overrun_ranges_reach_past_the_request_and_hold_jobs_the_clip_alway
     rows = np.arange(300, len(ctx.run_s))
     rows = rows[ctx.run_s[rows] > 0]
     plain = DensityRangeSet(overrun=False).fit(ctx)
-    late = DensityRangeSet(overrun=True).fit(ctx)  # the 99th percentile of the overruns
+    late = DensityRangeSet(grace_quantile=99.0).fit(ctx)  # the 99th percentile of the overruns
     assert 40.0 < late.grace_s_ <= 80.0 and late.fitted_info()["grace_s"] == late.grace_s_
     over = ctx.run_s[rows] > ctx.req_time_s[rows]
     p_plain, p_late = plain.predict_rows(rows), late.predict_rows(rows)
@@ -46,3 +46,12 @@ def test_with_overrun_ranges_reach_past_the_request_and_hold_jobs_the_clip_alway
     assert (high_late <= ctx.req_time_s[rows] + late.grace_s_ + 1e-9).all()
     assert not p_plain.contains(ctx.run_s[rows])[over].any()  # certain misses before
     assert p_late.contains(ctx.run_s[rows])[over].mean() > 0.5
+
+
+def test_by_default_the_grace_is_the_median_overrun_of_the_tuning_part():
+    jobs = _jobs_that_overrun(seed=7)
+    ctx = build_context(jobs, 128, n_tune=300)
+    run, req = ctx.run_s[:300], ctx.req_time_s[:300]
+    over = (req > 0) & (run > req)
+    method = DensityRangeSet().fit(ctx)
+    assert method.overrun and method.grace_s_ == np.median(run[over] - req[over])

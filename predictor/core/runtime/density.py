@@ -20,11 +20,12 @@ likelihood of the dev jobs' actual runtimes under the mixture, EM from ``weights
 density is highest, the shortest sets for a given success only if ``f`` is the runtimes'
 density. ``fit_weights=False`` keeps ``weights``.
 
-Upper bound. With ``overrun`` ranges are clipped to ``[1 s, requested time + grace]``, the
-grace learned on the tuning part (jobs run past their limit before the scheduler kills them;
-:mod:`predictor.core.runtime.overrun`; ``grace_quantile``: which percentile of the tuning
-part's overruns). Without it (the default) they are clipped at the requested time, as the
-seed does.
+Upper bound. With ``overrun`` (the default since the eighth runtime pass) ranges are clipped
+to ``[1 s, requested time + grace]``, the grace learned on the tuning part: jobs run past
+their limit before the scheduler kills them (:mod:`predictor.core.runtime.overrun`). The
+grace is the median overrun there (``grace_quantile`` 50), the typical kill delay; the 99th
+percentile (the seventh pass) took rare hours-long overruns for a grace. ``overrun=False``
+clips at the requested time, as the seed does.
 
 Level. ``fit`` picks ``lam`` from a grid on the second half of the tuning part only: the quantile
 GBM is refitted with the first half as its tuning part, every ``dev`` row is answered at its own
@@ -125,8 +126,8 @@ class DensityRangeSet(RuntimeEstimator):
         setpoint_grid: tuple[float, ...] = SETPOINT_GRID,
         quantile_features: str = DEFAULT_FEATURES,
         fit_weights: bool = True,
-        overrun: bool = False,
-        grace_quantile: float = GRACE_QUANTILE,
+        overrun: bool = True,
+        grace_quantile: float = 50.0,
         random_state: int = 0,
     ) -> None:
         self.weights = weights
@@ -175,7 +176,7 @@ class DensityRangeSet(RuntimeEstimator):
         state.setdefault("quantile_features", "request")
         state.setdefault("fit_weights", False)
         state.setdefault("overrun", False)
-        state.setdefault("grace_quantile", GRACE_QUANTILE)
+        state.setdefault("grace_quantile", GRACE_QUANTILE)  # unused while overrun is off
         state.setdefault("grace_s_", 0.0)
         state.setdefault("weights_", None)
         for cache in ("_block_target", "_block_u", "_block_drift", "_windows"):
