@@ -199,6 +199,8 @@ TERMS = (
         ranges around each, weighted by recency), from the same jobs' used share of their
         requested time times this job's requested time, and from the quantile method's answer,
         mixed with the weights under which the tuning part's runtimes are most likely.
+        Its ranges may reach a little past the requested time: by the median time the
+        site's jobs ran past their limit before being stopped, learned on the tuning part.
         The rangeSet keeps the stretches of time where the density is at least one level,
         the same for every job, chosen on the tuning part for the highest success rate at a
         coverage of at most 25%.
