@@ -293,13 +293,13 @@ class DensityRangeSet(RuntimeEstimator):
             return float(grid[len(grid) // 2]), {"dev_targets": 0}, self.target_coverage
         dev_ctx = copy.copy(ctx)  # same arrays; the GBM's tuning part is the first half only
         dev_ctx.n_tune = half
-        full_grace, self.grace_s_ = self.grace_s_, self._grace(dev_ctx)  # the dev fit's
+        dev_grace = self._grace(dev_ctx)  # the dev fit's own, from its tuning part
         quantile = self._quantile().fit(dev_ctx)
         targets = RuntimeTargets.from_rows(dev_ctx, dev)
         actual = ctx.run_s[dev]
         if self.fit_weights:
             self.weights_ = self._fit_weights(dev_ctx, targets, quantile, actual)
-        mix = self._mixtures(dev_ctx, targets, quantile)
+        mix = self._mixtures(dev_ctx, targets, quantile, grace_s=dev_grace)
         baseline = BaselineRange().fit(dev_ctx)
         base = baseline.predict_rows(dev).length_s
 
@@ -325,9 +325,8 @@ class DensityRangeSet(RuntimeEstimator):
         lam = float(10.0 ** log_lam[best])
         shadow = copy.copy(self)  # the online rule on the dev jobs: the dev fit's parts
         shadow.history_, shadow.quantile_, shadow.baseline_ = dev_ctx, quantile, baseline
-        shadow.lam_, shadow._windows = lam, {}
+        shadow.lam_, shadow._windows, shadow.grace_s_ = lam, {}, dev_grace
         setpoint, steered = shadow._choose_setpoint(targets.n_before, mix, base)
-        self.grace_s_ = full_grace
         return lam, {**info, **steered}, setpoint
 
     def _choose_setpoint(
@@ -391,13 +390,15 @@ class DensityRangeSet(RuntimeEstimator):
         targets: RuntimeTargets,
         quantile: QuantileGBRange,
         weights: tuple[float, float, float] | None = None,
+        grace_s: float | None = None,
     ) -> list[tuple[Pieces, str, int, float]]:
         """Per target: its density pieces, history level, support and the longest it can run
-        (its requested time, plus the log's grace with ``overrun``: :mod:`.overrun`); the
-        parts mixed with ``weights`` (the fitted ones, :meth:`mix_weights`, unless given)."""
+        (its requested time, plus the log's grace with ``overrun``: :mod:`.overrun`; the
+        fitted ``grace_s_`` unless ``grace_s`` is given); the parts mixed with ``weights``
+        (the fitted ones, :meth:`mix_weights`, unless given)."""
         w = self.mix_weights() if weights is None else weights
         out = []
-        grace = self.grace_s_ if self.overrun else 0.0
+        grace = (self.grace_s_ if grace_s is None else grace_s) if self.overrun else 0.0
         for parts, level, n, req in self._components(ctx, targets, quantile, w):
             mixed = [(pc, a) for pc, a in zip(parts, w, strict=True) if pc is not None]
             limit = req + grace if req > 0 else req  # the longest it can run (:mod:`.overrun`)
@@ -473,7 +474,8 @@ class DensityRangeSet(RuntimeEstimator):
             [[0.0 if pc is None else density_at(pc, float(r)) for pc in ps]
              for (ps, _, _, _), r in zip(parts, actual, strict=True)]
         ).reshape(len(parts), 3)  # fmt: skip
-        return tuple(float(v) for v in em_weights(dens, start))  # type: ignore[return-value]
+        a, b, c = em_weights(dens, start)
+        return float(a), float(b), float(c)
 
     def _relevant(self, ctx: RuntimeContext, level: str) -> RelevantHistory:
         """The level's :class:`RelevantHistory` (built at first use for the context's group

@@ -4,10 +4,13 @@ The seed clips every rangeSet to ``[1 s, requested time]``: "a job is killed at 
 time". Schedulers kill a job some time *after* its limit, so on some logs a share of the jobs
 runs past it (tuning parts: CTC-SP2 9.2% of the jobs with a requested time, HPC2N 11.0%,
 SDSC-SP2 6.2%, KTH-SP2 1.5%; by a median of 30-53 s on the first three, docs/results.md).
-Under the clip each of those jobs is a certain miss. ``overrun_grace`` is the 99th
-percentile of ``runtime - requested time`` over the tuning part's jobs that ran past their
-request (0 when none did): the clip moves to ``requested time + grace``, and the density
-decides, as everywhere else, whether any length is spent there.
+Under the clip each of those jobs is a certain miss. ``overrun_grace`` is a percentile of
+``runtime - requested time`` over the tuning part's jobs that ran past their request (0 when
+none did): the clip moves to ``requested time + grace``, and the density decides, as
+everywhere else, whether any length is spent there. ``DensityRangeSet`` asks for the median,
+the typical kill delay (its ``grace_quantile``); the 99th percentile, this function's default,
+took a few hours-long overruns on KTH-SP2 for a 5 h grace (docs/results.md, "Seventh and
+eighth runtime passes").
 """
 
 from __future__ import annotations

@@ -38,15 +38,16 @@ def lead(elapsed_s: np.ndarray, answer_s: np.ndarray) -> np.ndarray:
 
 
 class _Intervals:
-    """Sum of ``value`` over the intervals ``lo < t < hi`` (``left_open``) or
-    ``lo <= t < hi`` holding each ``t``; empty intervals are dropped."""
+    """Sums of the columns of ``values`` (P, k) over the intervals ``lo < t < hi``
+    (``left_open``) or ``lo <= t < hi`` holding each ``t``: (n, k); empty intervals are
+    dropped. Both edges are sorted once for all the columns."""
 
-    def __init__(self, lo: np.ndarray, hi: np.ndarray, value: np.ndarray, left_open: bool):
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, values: np.ndarray, left_open: bool):
         keep = hi > lo
         self.side: Literal["left", "right"] = "left" if left_open else "right"
-        self.lo, self.hi = np.sort(lo[keep]), np.sort(hi[keep])
-        self.cum_lo = _cum0(value[keep][np.argsort(lo[keep], kind="stable")])
-        self.cum_hi = _cum0(value[keep][np.argsort(hi[keep], kind="stable")])
+        by_lo, by_hi = np.argsort(lo[keep], kind="stable"), np.argsort(hi[keep], kind="stable")
+        self.lo, self.hi = lo[keep][by_lo], hi[keep][by_hi]
+        self.cum_lo, self.cum_hi = _cum0(values[keep][by_lo]), _cum0(values[keep][by_hi])
 
     def __call__(self, t: np.ndarray) -> np.ndarray:
         began = self.cum_lo[np.searchsorted(self.lo, t, self.side)]
@@ -67,18 +68,21 @@ class WaitingLead:
         r = np.maximum(np.asarray(answer_s, dtype=float), 0.0)
         turn = a + r  # the instant the job has waited as long as its answer
         first = np.minimum(turn, s)
-        self._count = _Intervals(a, first, np.ones_like(a), left_open=True)
-        self._growing = _Intervals(a, first, 2.0 * a + r, left_open=True)
-        self._flat = _Intervals(np.maximum(turn, np.nextafter(a, np.inf)), s, r, left_open=False)
+        self._growing = _Intervals(a, first, np.c_[np.ones_like(a), 2.0 * a + r], left_open=True)
+        after = np.maximum(turn, np.nextafter(a, np.inf))
+        self._flat = _Intervals(after, s, r[:, None], left_open=False)
 
     def __call__(self, t_s: np.ndarray) -> np.ndarray:
         """(n,) the summed lead of the jobs with ``arrival < t < start``, per instant."""
         t = np.asarray(t_s, dtype=float)
-        return 2.0 * t * self._count(t) - self._growing(t) + self._flat(t)
+        growing = self._growing(t)  # columns: how many, their summed 2a + r
+        return 2.0 * t * growing[:, 0] - growing[:, 1] + self._flat(t)[:, 0]
 
 
 def _cum0(x: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float))])
+    """Cumulative sums down the rows of ``x`` (P, k), after a row of zeros: (P + 1, k)."""
+    x = np.asarray(x, dtype=float)
+    return np.concatenate([np.zeros((1, x.shape[1])), np.cumsum(x, axis=0)])
 
 
 class WaitingError:
@@ -99,18 +103,17 @@ class WaitingError:
             turn = a + p
             first = np.minimum(turn, s)
             after = np.maximum(turn, np.nextafter(a, np.inf))
+            counted = np.c_[np.ones_like(a), turn]  # columns: how many, their summed a + p
             self._parts.append((
-                _Intervals(a, first, np.ones_like(a), left_open=True),
-                _Intervals(a, first, turn, left_open=True),
-                _Intervals(after, s, np.ones_like(a), left_open=False),
-                _Intervals(after, s, turn, left_open=False),
+                _Intervals(a, first, counted, left_open=True),
+                _Intervals(after, s, counted, left_open=False),
             ))  # fmt: skip
 
     def __call__(self, t_s: np.ndarray) -> np.ndarray:
         """(K, n) the summed errors per answer and instant."""
         t = np.asarray(t_s, dtype=float)
-        out = [
-            (sum_before(t) - t * n_before(t)) + (t * n_after(t) - sum_after(t))
-            for n_before, sum_before, n_after, sum_after in self._parts
-        ]
+        out = []
+        for before_part, after_part in self._parts:
+            before, after = before_part(t), after_part(t)
+            out.append((before[:, 1] - t * before[:, 0]) + (t * after[:, 0] - after[:, 1]))
         return np.array(out).reshape(len(self._parts), t.size)
