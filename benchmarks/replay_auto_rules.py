@@ -12,9 +12,10 @@ option set of :data:`~predictor.core.wait.selection.GUARD_ANSWERS` and ``FALLBAC
 (``rule`` alone: today's "zero" and "safe"; ``+guard_<answer>``, ``+fallback_<among>``:
 the others), and once per guard window of ``GUARD_SPANS_S`` (``+span_<days>d``: counted in
 time; none: 3,000 pool jobs), each also with the guard counting zero's certain lead on the
-pool jobs still waiting (``+waiting``: ``guard_waiting``) and with the fallback counting them
-(``+waiting_fallback``: ``fallback_waiting``). Prints, per variant, ``auto``'s
-AAE over always-zero's and over the best single expert's on those targets.
+pool jobs still waiting (``+waiting``: ``guard_waiting``), with the fallback counting them
+(``+waiting_fallback``: ``fallback_waiting``) and with the weights counting the experts'
+certain errors on them (``+waiting_weights``: ``weights_waiting``, AdaHedge only). Prints,
+per variant, ``auto``'s AAE over always-zero's and over the best single expert's on those targets.
 
 ``--dev`` runs the same on the tuning part alone (the first 20% of the log's rows): its first
 half tunes, its second half is the test part (``tune_fraction`` 0.5). No row of the log's
@@ -73,6 +74,10 @@ AMONG = {
     #: sixth pass's choice, and the same with the fallback's AAE also counting the outside
     #: pool jobs still waiting, each at the wait it has reached (``fallback_waiting``)
     "seventh": ("adahedge+fallback_all+waiting", "adahedge+fallback_all+waiting+waiting_fallback"),
+    #: the eighth pass's (docs/results.md, "Eighth pass"), fixed and committed before its dev
+    #: runs: the sixth pass's choice, and the same with AdaHedge's weights also counting each
+    #: expert's certain error on the inside pool jobs still waiting (``weights_waiting``)
+    "eighth": ("adahedge+fallback_all+waiting", "adahedge+fallback_all+waiting+waiting_weights"),
 }
 #: today's default variant (the tie-break of ``--choose``; the sixth pass's choice)
 DEFAULT = "adahedge+fallback_all+waiting"
@@ -187,35 +192,37 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
     best = min((n for n in names), key=aae.__getitem__)
     out = {}
     combos = [
-        (r, g, f, s, "guard", w, wf)
+        (r, g, f, s, "guard", w, wf, ww)
         for r in WEIGHT_RULES
         for g in GUARD_ANSWERS
         for f in FALLBACK_AMONG
         for s in GUARD_SPANS_S
         for w in (False, True)
         for wf in (False, True)
+        for ww in ((False, True) if r == "adahedge" else (False,))
     ]
     combos += [
-        (r, "zero", f, None, meta, False, False)
+        (r, "zero", f, None, meta, False, False, False)
         for meta in METAS[1:]
         for r in WEIGHT_RULES
         for f in FALLBACK_AMONG
     ]
     names = ("rule", "guard_answer", "fallback_among", "meta", "guard_span_s", "guard_waiting",
-             "fallback_waiting")  # fmt: skip
+             "fallback_waiting", "weights_waiting")  # fmt: skip
     saved = {k: getattr(method, k, False) for k in names}
-    for rule, guard, among, span, meta, waiting, fb_waiting in combos:
+    for rule, guard, among, span, meta, waiting, fb_waiting, w_waiting in combos:
         key = rule + ("" if meta == "guard" else f"+meta_{meta}")
         key += "" if guard == "zero" else f"+guard_{guard}"
         key += "" if among == "safe" else f"+fallback_{among}"
         key += "" if span is None else f"+span_{span / 86400:g}d"
         key += "+waiting" if waiting else ""
         key += "+waiting_fallback" if fb_waiting else ""
+        key += "+waiting_weights" if w_waiting else ""
         if only is not None and key not in only:
             continue
         method.rule, method.guard_answer, method.fallback_among = rule, guard, among
         method.guard_span_s, method.meta, method.guard_waiting = span, meta, waiting
-        method.fallback_waiting = fb_waiting
+        method.fallback_waiting, method.weights_waiting = fb_waiting, w_waiting
         sel = method._build(method.scored_rows_[: method._scored_pred.shape[1]])
         res = sel.select(experts, targets.n_before, targets.known_at_s, outside)
         a = float(np.abs(res.wait_s - wait).mean())

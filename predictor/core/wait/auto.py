@@ -70,12 +70,13 @@ class AutoWait(WaitEstimator):
     safe : the expert the fallback may choose besides the mix and zero (on the dev runs it had
         the lowest AAE on jobs outside the seen states, docs/results.md).
     round_size, window, guard_window, min_known, memory, rule, guard_answer, fallback_among,
-    guard_span_s, meta, guard_waiting, fallback_waiting : :class:`HedgeSelector`
+    guard_span_s, meta, guard_waiting, fallback_waiting, weights_waiting : :class:`HedgeSelector`
         (``fallback_among="all"`` chosen on the tuning parts among the fourth pass's six
         variants, ``meta`` "guard" kept there; ``rule="fixedshare_mem"``, chosen there among
         the fifth pass's ten, answered worse than always-zero on HPC2N's test part, so
         ``adahedge`` stays: docs/results.md "Fourth pass", "Fifth pass"; ``guard_waiting``
-        chosen there among the sixth pass's two variants, "Sixth pass").
+        chosen there among the sixth pass's two variants, "Sixth pass"; ``weights_waiting``
+        is the eighth pass's candidate, "Eighth pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -110,6 +111,7 @@ class AutoWait(WaitEstimator):
         meta: str = "guard",
         guard_waiting: bool = True,
         fallback_waiting: bool = False,
+        weights_waiting: bool = False,
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
@@ -131,6 +133,7 @@ class AutoWait(WaitEstimator):
         self.meta = meta
         self.guard_waiting = guard_waiting
         self.fallback_waiting = fallback_waiting
+        self.weights_waiting = weights_waiting
         self.n_validation = n_validation
         self.max_scored = max_scored
         self.outside_factor = outside_factor
@@ -154,6 +157,7 @@ class AutoWait(WaitEstimator):
         state.setdefault("meta", "guard")
         state.setdefault("guard_waiting", False)
         state.setdefault("fallback_waiting", False)
+        state.setdefault("weights_waiting", False)
         state.setdefault("skip_below", 0.0)
         state["_selector"] = None
         self.__dict__.update(state)
@@ -314,7 +318,8 @@ class AutoWait(WaitEstimator):
             memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
             fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
             meta=self.meta, guard_waiting=self.guard_waiting,
-            fallback_waiting=self.fallback_waiting, names=list(self.methods_),
+            fallback_waiting=self.fallback_waiting, weights_waiting=self.weights_waiting,
+            names=list(self.methods_),
         )  # fmt: skip
 
     def _predict(self, targets: WaitTargets, progress: Progress) -> WaitPrediction:

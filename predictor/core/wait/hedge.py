@@ -27,13 +27,23 @@ def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
         AdaHedge; below 1 the weights follow a site that changes).
     Returns (R + 1, m): row ``r`` holds the weights given the first ``r`` rounds.
     """
+    return adahedge_states(losses, discount)[0]
+
+
+def adahedge_states(
+    losses: np.ndarray, discount: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`adahedge`'s weights (R + 1, m) with the state each row was computed from: the
+    (discounted) cumulative losses ``L`` (R + 1, m) and mixability gap ``D`` (R + 1,), so
+    that row ``r`` of the weights is ``weights_given(L[r], D[r])``."""
     loss, out = _rounds(losses, discount)
     r_count, m = loss.shape
+    cums, gaps = np.empty_like(out), np.empty(r_count + 1)
     cum = np.zeros(m)
     gap = 0.0
     for r in range(r_count + 1):
         w = _weights(cum, gap, m)
-        out[r] = w
+        out[r], cums[r], gaps[r] = w, cum, gap
         if r == r_count:
             break
         lr = loss[r]
@@ -46,7 +56,25 @@ def adahedge(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
             mix = shift - np.log(float(w @ np.exp(-eta * (lr - shift)))) / eta
         gap = discount * gap + max(h - mix, 0.0)
         cum = discount * cum + lr
-    return out
+    return out, cums, gaps
+
+
+def weights_given(cum: np.ndarray, gap: np.ndarray) -> np.ndarray:
+    """AdaHedge's weights (J, m) for J states: cumulative losses (J, m), gaps (J,); row j
+    equals ``_weights(cum[j], gap[j], m)`` element for element (uniform over the leaders
+    where the gap is 0, else ``exp(-ln(m) / D (L - min L))`` normalised)."""
+    cum = np.atleast_2d(np.asarray(cum, dtype=float))
+    gap = np.asarray(gap, dtype=float)
+    m = cum.shape[1]
+    lead = cum - cum.min(axis=1, keepdims=True)
+    flat = (gap == 0.0) | (m == 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(
+            flat[:, None],
+            (lead == 0.0).astype(float),
+            np.exp(-np.log(m) / np.where(flat, 1.0, gap)[:, None] * lead),
+        )
+    return w / w.sum(axis=1, keepdims=True)
 
 
 def flipflop(

@@ -59,6 +59,16 @@ waiting then, each at the least wait it can still have (the time waited so far:
 waiting jobs in the pool: a trace's log holds them, a live site's history (finished jobs)
 does not, so there both answer as without the options.
 
+With ``weights_waiting`` (AdaHedge only) the mix's weights also count the errors already
+certain on the pool jobs inside the seen states still waiting at the answer's instant: a job
+that has waited ``e`` and was answered ``p`` by an expert will cost it at least
+``max(0, e - p)`` (:class:`~predictor.core.wait.waiting.WaitingShortfall`). Those sums, in
+round units (divided by ``round_size``, as a round's loss is its jobs' mean), are added to the
+cumulative losses ``L`` of the rounds known then, and the weights are AdaHedge's for that
+``L`` and the same gap ``D``: an expert whose short answers the waiting jobs have already
+outlived loses weight before those jobs start, not only after. The rule's answers on the pool
+(for the fallback and the guard) are computed the same way, at each job's own arrival.
+
 **Meta-level** (``meta``). ``"guard"`` is the guard above. ``"abprod"`` replaces it by
 (A,B)-Prod (:mod:`predictor.core.wait.prod`): ``A`` is the rule (mix or fallback), ``B``
 always-zero, and the answer is ``s A`` (zero's answer is 0) with ``A``'s share ``s`` set by
@@ -80,9 +90,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.core.wait.hedge import WEIGHT_RULES, adahedge, fixed_share, flipflop
+from predictor.core.wait.hedge import (
+    WEIGHT_RULES,
+    adahedge,
+    adahedge_states,
+    fixed_share,
+    flipflop,
+    weights_given,
+)
 from predictor.core.wait.prod import ab_prod_share, round_losses
-from predictor.core.wait.waiting import WaitingError, WaitingLead
+from predictor.core.wait.waiting import WaitingError, WaitingLead, WaitingShortfall
 
 __all__ = [
     "WEIGHT_RULES",
@@ -172,6 +189,8 @@ class HedgeSelector:
         (module docstring, "Jobs still waiting").
     fallback_waiting : the fallback also counts each option's error on the outside pool jobs
         still waiting, were they to start at the target's instant (same paragraph).
+    weights_waiting : the mix's weights also count the experts' certain errors on the inside
+        pool jobs still waiting (same paragraph; ``rule="adahedge"`` only).
     names : the experts' names, for ``answered_by`` ("guard:<name>"; default ``expert<k>``).
     """
 
@@ -193,6 +212,7 @@ class HedgeSelector:
         meta: str = "guard",
         guard_waiting: bool = False,
         fallback_waiting: bool = False,
+        weights_waiting: bool = False,
         names: Sequence[str] = (),
     ) -> None:
         if meta not in METAS:
@@ -206,6 +226,9 @@ class HedgeSelector:
             raise ValueError(
                 f"fallback_among must be one of {FALLBACK_AMONG}, got {fallback_among!r}"
             )
+        if weights_waiting and rule != "adahedge":
+            raise ValueError(f"weights_waiting needs rule 'adahedge', got {rule!r}")
+        self.weights_waiting = weights_waiting
         self.rule, self.guard_answer = rule, guard_answer
         m = pool.pred_s.shape[0]
         self.option_experts_ = [safe, zero] if fallback_among == "safe" else list(range(m))
@@ -237,11 +260,19 @@ class HedgeSelector:
         used = inside[: n_rounds * size]
         err = np.abs(p.pred_s[:, used] - p.wait_s[used])
         losses = err.reshape(err.shape[0], n_rounds, size).mean(axis=2).T
-        self.weights_ = WEIGHT_RULES[self.rule](losses, 1.0 - size / self.memory)
+        discount = 1.0 - size / self.memory
+        self.shortfall_ = None
+        if self.weights_waiting:
+            self.weights_, self.hedge_cum_, self.hedge_gap_ = adahedge_states(losses, discount)
+            self.shortfall_ = WaitingShortfall(
+                p.arrival_s[inside], p.start_s[inside], p.pred_s[:, inside]
+            )
+        else:
+            self.weights_ = WEIGHT_RULES[self.rule](losses, discount)
         self.max_known_ = np.concatenate([[0.0], np.maximum.accumulate(p.wait_s)])
         # the rule's own answers on the pool, each at its job's arrival (for fallback and guard)
         known = self.known(p.row, p.arrival_s)
-        self.options_ = self._options(p.pred_s, known)
+        self.options_ = self._options(p.pred_s, known, p.arrival_s)
         out_err = np.abs(self.options_ - p.wait_s) * p.outside
         self.cum_out_err_ = _cumsum0(out_err)
         self.cum_out_n_ = _cumsum0(p.outside).astype(np.int64)
@@ -313,11 +344,22 @@ class HedgeSelector:
         """Complete rounds (of jobs inside the seen states) among the first ``known``."""
         return self.cum_inside_[known] // self.round_size
 
-    def _options(self, pred: np.ndarray, known: np.ndarray) -> np.ndarray:
+    def mix_weights(self, known: np.ndarray, at_s: np.ndarray) -> np.ndarray:
+        """(n, m) the mix's weights of answers knowing the first ``known`` pool jobs at the
+        instants ``at_s``: the weights after their complete rounds, or (``weights_waiting``)
+        AdaHedge's for those rounds' losses plus the certain errors on the inside pool jobs
+        waiting then (module docstring)."""
+        r = self.rounds(known)
+        if self.shortfall_ is None:
+            return self.weights_[r]
+        certain = self.shortfall_(np.asarray(at_s, dtype=float)).T / self.round_size
+        return weights_given(self.hedge_cum_[r] + certain, self.hedge_gap_[r])
+
+    def _options(self, pred: np.ndarray, known: np.ndarray, at_s: np.ndarray) -> np.ndarray:
         """(1 + k, n) the mix and the fallback's k experts (the safe one and zero, or all),
         each capped at the longest known wait."""
         cap = self.max_known_[known]
-        mix = np.einsum("jm,mj->j", self.weights_[self.rounds(known)], pred)
+        mix = np.einsum("jm,mj->j", self.mix_weights(known, at_s), pred)
         return np.minimum(np.vstack([mix, pred[self.option_experts_]]), cap)
 
     def _fallback(self, known: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
@@ -404,7 +446,8 @@ class HedgeSelector:
         cols = np.arange(n)
         need[self._guard_pick(known, lo, count)[guard], cols[guard]] = True
         need[np.asarray(self.option_experts_)[fb[single] - 1], cols[single]] = True
-        need[:, mixed] = (self.weights_[self.rounds(known[mixed])] > tiny).T
+        at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
+        need[:, mixed] = (self.mix_weights(known[mixed], at[mixed]) > tiny).T
         return need
 
     def select(
@@ -428,7 +471,8 @@ class HedgeSelector:
             pred = np.where(reads, pred, 0.0)
         n = pred.shape[1]
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
-        opts = self._options(pred, known)
+        at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
+        opts = self._options(pred, known, at)
         fb = self._fallback(known, known_at_s)
         out = np.asarray(outside, dtype=bool)
         answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
@@ -449,7 +493,7 @@ class HedgeSelector:
         with np.errstate(invalid="ignore", divide="ignore"):
             return Selection(
                 wait_s=np.maximum(answer, 0.0), answered_by=by,
-                weights=self.weights_[self.rounds(known)], rounds=self.rounds(known),
+                weights=self.mix_weights(known, at), rounds=self.rounds(known),
                 recent_aae_s=np.where(count > 0, rule / count, np.nan),
                 recent_zero_aae_s=np.where(count > 0, zero / count, np.nan), share=share,
             )  # fmt: skip

@@ -117,3 +117,36 @@ class WaitingError:
             before, after = before_part(t), after_part(t)
             out.append((before[:, 1] - t * before[:, 0]) + (t * after[:, 0] - after[:, 1]))
         return np.array(out).reshape(len(self._parts), t.size)
+
+
+class WaitingShortfall:
+    """Each answer's *certain* error on the jobs waiting at each instant: a job that arrived
+    at ``a`` and was answered ``p`` will wait ``W >= e = t - a``, so its error ``|W - p|`` is
+    at least ``max(0, e - p)`` whatever ``W`` turns out to be (tight: the job starting now
+    attains it; while ``e <= p`` nothing is certain, ``W = p`` is still possible). Summed over
+    the jobs with ``arrival < t < start`` per answer: ``t N(t) - S(t)``, ``N`` how many have
+    waited past their answer and ``S`` their summed ``a + p``, read like
+    :class:`WaitingLead`'s sums (AdaHedge's weights with ``weights_waiting``,
+    :mod:`predictor.core.wait.selection`).
+
+    arrival_s, start_s : (P,); answers_s : (K, P) K answers per job (below 0 count as 0).
+    """
+
+    def __init__(self, arrival_s: np.ndarray, start_s: np.ndarray, answers_s: np.ndarray):
+        a = np.asarray(arrival_s, dtype=float)
+        s = np.asarray(start_s, dtype=float)
+        answers = np.atleast_2d(np.maximum(np.asarray(answers_s, dtype=float), 0.0))
+        self._parts = []
+        for p in answers:
+            turn = a + p
+            after = np.maximum(turn, np.nextafter(a, np.inf))  # t > a: arrived before t
+            self._parts.append(_Intervals(after, s, np.c_[np.ones_like(a), turn], False))
+
+    def __call__(self, t_s: np.ndarray) -> np.ndarray:
+        """(K, n) the summed certain errors per answer and instant."""
+        t = np.asarray(t_s, dtype=float).ravel()
+        out = np.empty((len(self._parts), t.size))
+        for k, part in enumerate(self._parts):
+            past = part(t)  # columns: how many, their summed a + p
+            out[k] = t * past[:, 0] - past[:, 1]
+        return out
