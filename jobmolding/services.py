@@ -10,6 +10,7 @@ from typing import Any
 from django.db import transaction
 
 from jobmolding.core.evaluate import evaluate, parse_strategies, prepare, report
+from jobmolding.core.fit_memo import FitMemo
 from jobmolding.core.metrics import plot_data
 from jobmolding.core.policy import STRATEGIES, MoldingParams
 from jobmolding.core.replay_bundle import ReplayBundle
@@ -123,12 +124,15 @@ def evaluate_swf(
     except ValueError as exc:
         raise InvalidInput(str(exc), field="trace") from exc
 
+    memo = FitMemo()  # the tuning part's replays fit equal histories first (fit_memo)
+
     def make_predictor(s: Any) -> ReplayBundle:
         return ReplayBundle(
             s.jobs.machine_procs,
             settings.wait_method,
             settings.runtime_method,
             random_state=settings.seed,
+            memo=memo,
         )
 
     runs = evaluate(setup, settings.strategies, settings.params(), make_predictor, progress)
@@ -145,6 +149,7 @@ def evaluate_swf(
         "decision": DECISION,
         "predict": PREDICT,
         "scheduler": "easy, requested times as estimates",
+        "fits": memo.as_dict(),
     }
     out = report(runs, settings.params(), extra)
     for name, run in runs.items():  # which sizes "choose the size" had to choose from

@@ -9,6 +9,10 @@ fits over a whole log). Between fits it answers on each decision's snapshot exac
 site's bundle does between its refits: through ``live_bundle.LiveBundle`` (the headline wait,
 the later of the history estimate and the queue-based start), on the snapshot's queue and
 running jobs and the fitted history. Nothing from the log's own schedule is read.
+
+With a ``memo`` (``fit_memo.FitMemo``, one per evaluation) a fit on a history equal to one
+another replay of the same evaluation has fitted first takes that replay's bundle: the
+tuning part's replays all fit the same history at their first decision.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jobmolding.core.fit_memo import FitMemo
 from jobmolding.core.live_bundle import LiveBundle
 from predictor.core.bundle import FittedBundle, fit_bundle
 from predictor.core.runtime.rangeset import RangeSet
@@ -34,6 +39,7 @@ class ReplayBundle:
     wait_method, runtime_method : registry names (``predictor.core.wait.registry``,
         ``predictor.core.runtime.registry``), as a site's bundle names them.
     refit_growth : refit when the finished history has grown by this share.
+    memo : fits shared with the evaluation's other replays (module docstring), or None.
     """
 
     def __init__(
@@ -43,12 +49,14 @@ class ReplayBundle:
         runtime_method: str = "rangeset",
         refit_growth: float = 0.25,
         random_state: int = 0,
+        memo: FitMemo | None = None,
     ) -> None:
         self.machine_procs = int(machine_procs)
         self.wait_method = wait_method
         self.runtime_method = runtime_method
         self.refit_growth = refit_growth
         self.random_state = random_state
+        self.memo = memo
         self.bundle_: FittedBundle | None = None
         self.fitted_rows_ = 0
         self.fits_ = 0
@@ -64,16 +72,24 @@ class ReplayBundle:
         if rows < MIN_HISTORY and self.bundle_ is not None:
             return
         frame = finished_history(hist, done)
-        self.bundle_ = fit_bundle(
-            frame,
-            self.machine_procs,
-            wait_method=self.wait_method,
-            bound_method=None,
-            runtime_method=self.runtime_method,
-            random_state=self.random_state,
-        )
+
+        def fit() -> FittedBundle:
+            return fit_bundle(
+                frame,
+                self.machine_procs,
+                wait_method=self.wait_method,
+                bound_method=None,
+                runtime_method=self.runtime_method,
+                random_state=self.random_state,
+            )
+
+        settings = (self.machine_procs, self.wait_method, self.runtime_method, self.random_state)
+        shared = self.memo.hits if self.memo is not None else 0
+        first = self.fits_ == 0  # only first fits recur (fit_memo)
+        self.bundle_ = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
         self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
-        self.fit_s_ += self.bundle_.fit_s
+        if self.memo is None or self.memo.hits == shared:  # a shared fit cost nothing here
+            self.fit_s_ += self.bundle_.fit_s
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
