@@ -79,8 +79,8 @@ AMONG = {
     #: expert's certain error on the inside pool jobs still waiting (``weights_waiting``)
     "eighth": ("adahedge+fallback_all+waiting", "adahedge+fallback_all+waiting+waiting_weights"),
 }
-#: today's default variant (the tie-break of ``--choose``; the sixth pass's choice)
-DEFAULT = "adahedge+fallback_all+waiting"
+#: today's default variant (the tie-break of ``--choose``; the eighth pass's choice)
+DEFAULT = "adahedge+fallback_all+waiting+waiting_weights"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -155,8 +155,9 @@ TERMS = (
         erred more than answering 0 would have, the answer is 0. On a stored trace, jobs
         still waiting count too, at the worst case of how long they may yet wait: the
         weighted answers are kept only if they cannot have done worse than 0 however those
-        waits turn out. A live site's history holds finished jobs only, so there only the
-        started ones count.
+        waits turn out, and a candidate whose answers those jobs have already outwaited
+        loses weight at once. A live site's history holds finished jobs only, so there only
+        the started ones count.
         """,
         WAIT,
         "predictor/core/wait/auto.py",

@@ -76,7 +76,7 @@ class AutoWait(WaitEstimator):
         the fifth pass's ten, answered worse than always-zero on HPC2N's test part, so
         ``adahedge`` stays: docs/results.md "Fourth pass", "Fifth pass"; ``guard_waiting``
         chosen there among the sixth pass's two variants, "Sixth pass"; ``weights_waiting``
-        is the eighth pass's candidate, "Eighth pass").
+        chosen there among the eighth pass's two, "Eighth pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -111,7 +111,7 @@ class AutoWait(WaitEstimator):
         meta: str = "guard",
         guard_waiting: bool = True,
         fallback_waiting: bool = False,
-        weights_waiting: bool = False,
+        weights_waiting: bool = True,
         n_validation: int = 1000,
         max_scored: int = 10000,
         outside_factor: float = 1.0,
