@@ -272,7 +272,7 @@ class HedgeSelector:
         self.max_known_ = np.concatenate([[0.0], np.maximum.accumulate(p.wait_s)])
         # the rule's own answers on the pool, each at its job's arrival (for fallback and guard)
         known = self.known(p.row, p.arrival_s)
-        self.options_ = self._options(p.pred_s, known, p.arrival_s)
+        self.options_ = self._options(p.pred_s, known, self.mix_weights(known, p.arrival_s))
         out_err = np.abs(self.options_ - p.wait_s) * p.outside
         self.cum_out_err_ = _cumsum0(out_err)
         self.cum_out_n_ = _cumsum0(p.outside).astype(np.int64)
@@ -355,11 +355,11 @@ class HedgeSelector:
         certain = self.shortfall_(np.asarray(at_s, dtype=float)).T / self.round_size
         return weights_given(self.hedge_cum_[r] + certain, self.hedge_gap_[r])
 
-    def _options(self, pred: np.ndarray, known: np.ndarray, at_s: np.ndarray) -> np.ndarray:
-        """(1 + k, n) the mix and the fallback's k experts (the safe one and zero, or all),
-        each capped at the longest known wait."""
+    def _options(self, pred: np.ndarray, known: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """(1 + k, n) the mix (``weights``: :meth:`mix_weights`) and the fallback's k experts
+        (the safe one and zero, or all), each capped at the longest known wait."""
         cap = self.max_known_[known]
-        mix = np.einsum("jm,mj->j", self.mix_weights(known, at_s), pred)
+        mix = np.einsum("jm,mj->j", weights, pred)
         return np.minimum(np.vstack([mix, pred[self.option_experts_]]), cap)
 
     def _fallback(self, known: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
@@ -472,7 +472,8 @@ class HedgeSelector:
         n = pred.shape[1]
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
-        opts = self._options(pred, known, at)
+        weights = self.mix_weights(known, at)
+        opts = self._options(pred, known, weights)
         fb = self._fallback(known, known_at_s)
         out = np.asarray(outside, dtype=bool)
         answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
@@ -493,7 +494,7 @@ class HedgeSelector:
         with np.errstate(invalid="ignore", divide="ignore"):
             return Selection(
                 wait_s=np.maximum(answer, 0.0), answered_by=by,
-                weights=self.mix_weights(known, at), rounds=self.rounds(known),
+                weights=weights, rounds=self.rounds(known),
                 recent_aae_s=np.where(count > 0, rule / count, np.nan),
                 recent_zero_aae_s=np.where(count > 0, zero / count, np.nan), share=share,
             )  # fmt: skip

@@ -98,25 +98,22 @@ class WaitingError:
     def __init__(self, arrival_s: np.ndarray, start_s: np.ndarray, answers_s: np.ndarray):
         a = np.asarray(arrival_s, dtype=float)
         s = np.asarray(start_s, dtype=float)
-        self._parts = []
-        for p in np.atleast_2d(np.maximum(np.asarray(answers_s, dtype=float), 0.0)):
+        answers = np.atleast_2d(np.maximum(np.asarray(answers_s, dtype=float), 0.0))
+        self._before = []  # the jobs that have not yet waited as long as their answer
+        for p in answers:
             turn = a + p
-            first = np.minimum(turn, s)
-            after = np.maximum(turn, np.nextafter(a, np.inf))
             counted = np.c_[np.ones_like(a), turn]  # columns: how many, their summed a + p
-            self._parts.append((
-                _Intervals(a, first, counted, left_open=True),
-                _Intervals(after, s, counted, left_open=False),
-            ))  # fmt: skip
+            self._before.append(_Intervals(a, np.minimum(turn, s), counted, left_open=True))
+        self._after = WaitingShortfall(a, s, answers)  # those past it: the certain error
 
     def __call__(self, t_s: np.ndarray) -> np.ndarray:
         """(K, n) the summed errors per answer and instant."""
-        t = np.asarray(t_s, dtype=float)
-        out = []
-        for before_part, after_part in self._parts:
-            before, after = before_part(t), after_part(t)
-            out.append((before[:, 1] - t * before[:, 0]) + (t * after[:, 0] - after[:, 1]))
-        return np.array(out).reshape(len(self._parts), t.size)
+        t = np.asarray(t_s, dtype=float).ravel()
+        out = self._after(t)
+        for k, part in enumerate(self._before):
+            before = part(t)
+            out[k] = (before[:, 1] - t * before[:, 0]) + out[k]
+        return out
 
 
 class WaitingShortfall:
