@@ -240,3 +240,11 @@ def test_openapi_schema_generates_without_warnings(tmp_path) -> None:
     text = out.read_text()
     for path in ("/api/traces/", "/api/evaluations/", "predictions/wait", "predictions/runtime"):
         assert path in text
+
+
+def test_an_upload_that_is_not_multipart_is_the_documented_415_and_stores_nothing(alice) -> None:
+    response = api_for(alice).post("/api/traces/", {"name": "x"}, format="json")
+    assert response.status_code == 415
+    assert not Trace.objects.exists()
+    schema = APIClient().get("/api/schema/?format=json").json()
+    assert "415" in schema["paths"]["/api/traces/"]["post"]["responses"]
