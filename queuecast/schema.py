@@ -23,6 +23,7 @@ REASONS = {
     "404": "No such object, or not yours to see.",
     "409": "Conflict with the object's state (name taken, trace not done, quota).",
     "413": "Body or file over a size limit (QUEUECAST_MAX_UPLOAD_MB, job/line limits).",
+    "415": "The body's media type is not one the endpoint reads (JSON, or a multipart upload).",
     "429": "Too many attempts (throttled).",
     "503": "A dependency is down (the task queue); nothing was started.",
 }
@@ -35,7 +36,7 @@ def error_codes(path: str, method: str, operation: dict[str, Any]) -> list[str]:
     if "{" in path:
         codes.append("404")
     if method in ("post", "put", "patch"):
-        codes += ["400", "409", "413", "503"]
+        codes += ["400", "409", "413", "415", "503"]
     query = [p.get("name") for p in operation.get("parameters", []) if p.get("in") == "query"]
     if query and method == "get":
         codes.append("400")

@@ -74,7 +74,6 @@ class TraceViewSet(
             202: TraceSerializer,
             409: OpenApiResponse(description="name taken"),
             413: OpenApiResponse(description="upload over the size limit"),
-            415: OpenApiResponse(description="the body is not multipart/form-data"),
         },
     )
     def create(self, request: Request) -> Response:
