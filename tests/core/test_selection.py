@@ -436,3 +436,36 @@ def test_the_fallback_and_the_guard_read_their_expert_whatever_its_weight_in_the
     assert guarded.any()
     reads = sel.reads(*args, 1e-12)
     assert not reads[:2, guarded].any() and reads[2, guarded].all()
+
+
+@pytest.mark.parametrize("meta", ["guard", "abprod", "track"])
+@pytest.mark.parametrize("waiting", [False, True])
+def test_one_plan_for_reads_and_select_answers_each_target_as_if_asked_alone(meta, waiting):
+    """``auto`` computes a batch's plan (known jobs, weights, fallback, guard) once and hands
+    it to ``reads`` and ``select``. On a batch mixing inside and outside targets, at instants
+    when pool jobs still wait (so the waiting options read something), the mask and every
+    field of the answers equal, column for column and bit for bit, those of each target asked
+    alone without a plan (the old ``reads`` weighed only its mixed targets)."""
+    arrival, wait = _stream(3000, seed=13)
+    outside = np.arange(3000) % 5 == 0
+    pred = np.stack([wait * 1.1 + 50.0, wait * 0.7, np.full(3000, 400.0), np.zeros(3000)])
+    sel = HedgeSelector(
+        _pool(pred, wait, arrival, outside), safe=0, zero=3, round_size=25,
+        fallback_among="all", meta=meta, guard_waiting=waiting, fallback_waiting=waiting,
+        weights_waiting=waiting and meta == "guard", names=("a", "b", "c", "zero"),
+    )  # fmt: skip
+    rows = np.arange(100, 3000, 7)
+    at = arrival[rows] + 1.0
+    args = (rows, at, outside[rows])
+    plan = sel.plan(rows, at)
+    reads = sel.reads(*args, 1e-12, plan)
+    got = sel.select(pred[:, rows], *args, tiny=1e-12, reads=reads, plan=plan)
+    fields = ("wait_s", "weights", "rounds", "recent_aae_s", "recent_zero_aae_s", "share")
+    for j in range(0, rows.size, 9):
+        one = (rows[[j]], at[[j]], outside[rows[[j]]])
+        np.testing.assert_array_equal(sel.reads(*one, 1e-12), reads[:, [j]])
+        alone = sel.select(pred[:, rows[[j]]], *one, tiny=1e-12)
+        for field in fields:
+            np.testing.assert_array_equal(getattr(alone, field), getattr(got, field)[[j]])
+        assert alone.answered_by[0] == got.answered_by[j]
+    assert len(set(got.answered_by)) > 1  # the batch exercises more than one branch

@@ -331,12 +331,15 @@ class AutoWait(WaitEstimator):
         outside = outside_seen(feats, self.seen_max_, self.outside_factor)
         asked: np.ndarray = np.ones(len(names), dtype=bool)
         reads = None
+        plan = selector.plan(targets.n_before, targets.known_at_s)
         if targets.rows is None and self.skip_below > 0:  # a snapshot: what the answers read
-            reads = selector.reads(targets.n_before, targets.known_at_s, outside, self.skip_below)
+            reads = selector.reads(
+                targets.n_before, targets.known_at_s, outside, self.skip_below, plan
+            )
             asked = np.asarray(reads.any(axis=1), dtype=bool)
         preds = self._candidates(targets, _share(progress, 0.6, 1.0), asked)
         sel = selector.select(
-            preds, targets.n_before, targets.known_at_s, outside, self.skip_below, reads
+            preds, targets.n_before, targets.known_at_s, outside, self.skip_below, reads, plan
         )
         extra: dict[str, np.ndarray] = {
             "recent_aae_s": sel.recent_aae_s,

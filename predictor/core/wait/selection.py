@@ -169,6 +169,24 @@ class Selection:
     share: np.ndarray
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Per target, what its answer reads besides the experts' predictions
+    (:meth:`HedgeSelector.plan`): pool jobs ``known``; the mix's ``weights`` (n, m); the
+    ``fallback``'s option; the guard window's job ``count`` and the rule's and always-zero's
+    summed errors over it (``rule_err``, ``zero_err``); whether the ``guard`` fires (under
+    a meta-level: too few known jobs) and the expert it answers with (``pick``)."""
+
+    known: np.ndarray
+    weights: np.ndarray
+    fallback: np.ndarray
+    count: np.ndarray
+    rule_err: np.ndarray
+    zero_err: np.ndarray
+    guard: np.ndarray
+    pick: np.ndarray
+
+
 class HedgeSelector:
     """The module's rule, prepared once from a pool and asked for any targets.
 
@@ -420,8 +438,29 @@ class HedgeSelector:
         certain lead on the jobs still waiting (0 unless ``guard_waiting``)."""
         return (count < self.min_known) | (rule > zero + lead)
 
+    def plan(self, n_before: np.ndarray, known_at_s: np.ndarray) -> Plan:
+        """What the answers of targets (rows before each, its instant) read besides the
+        experts' predictions: computed once for :meth:`reads` and :meth:`select`."""
+        known = self.known(np.asarray(n_before), np.asarray(known_at_s))
+        at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
+        lo, count, rule, zero = self._guard_window(known, known_at_s)
+        if self.meta == "guard":
+            guard = self._guard_fires(count, rule, zero, self._waiting_lead(known_at_s))
+        else:
+            guard = known < self.min_known
+        return Plan(
+            known=known, weights=self.mix_weights(known, at),
+            fallback=self._fallback(known, known_at_s), count=count, rule_err=rule,
+            zero_err=zero, guard=guard, pick=self._guard_pick(known, lo, count),
+        )  # fmt: skip
+
     def reads(
-        self, n_before: np.ndarray, known_at_s: np.ndarray, outside: np.ndarray, tiny: float
+        self,
+        n_before: np.ndarray,
+        known_at_s: np.ndarray,
+        outside: np.ndarray,
+        tiny: float,
+        plan: Plan | None = None,
     ) -> np.ndarray:
         """(m, n) whether target j's answer (:meth:`select`) reads expert i's prediction with
         a weight above ``tiny``: the expert a fired guard answers with, the fallback's option,
@@ -431,23 +470,21 @@ class HedgeSelector:
         mix by its weight times its prediction: by less than ``tiny`` times that prediction.
         ``tiny=0`` leaves out only weights that are exactly 0, so every answer is unchanged
         (AdaHedge's weights are all positive). Prod and ``track`` read the safe expert
-        besides: under them every expert is read."""
+        besides: under them every expert is read. ``plan``: :meth:`plan` of the same
+        targets when the caller has it."""
         n = np.asarray(n_before).size
         m = self.pool.pred_s.shape[0]
         if self.meta != "guard":
             return np.ones((m, n), dtype=bool)
-        known = self.known(np.asarray(n_before), np.asarray(known_at_s))
-        lo, count, rule, zero = self._guard_window(known, known_at_s)
-        guard = self._guard_fires(count, rule, zero, self._waiting_lead(known_at_s))
-        fb = self._fallback(known, known_at_s)
+        plan = self.plan(n_before, known_at_s) if plan is None else plan
+        guard, fb = plan.guard, plan.fallback
         single = np.asarray(outside, dtype=bool) & ~guard & (fb != MIX)
         mixed = ~guard & ~single
         need = np.zeros((m, n), dtype=bool)
         cols = np.arange(n)
-        need[self._guard_pick(known, lo, count)[guard], cols[guard]] = True
+        need[plan.pick[guard], cols[guard]] = True
         need[np.asarray(self.option_experts_)[fb[single] - 1], cols[single]] = True
-        at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
-        need[:, mixed] = (self.mix_weights(known[mixed], at[mixed]) > tiny).T
+        need[:, mixed] = (plan.weights[mixed] > tiny).T
         return need
 
     def select(
@@ -458,45 +495,41 @@ class HedgeSelector:
         outside: np.ndarray,
         tiny: float = 0.0,
         reads: np.ndarray | None = None,
+        plan: Plan | None = None,
     ) -> Selection:
         """Answers for targets: experts' predictions (m, n), rows before each, its instant,
         and whether its state lies outside the tuning part's. With ``tiny`` > 0 each answer
         reads only the experts :meth:`reads` names for it (the others count as 0), so it is
         the same alone or in a batch, and whether or not the others were asked. ``reads``:
-        that mask when the caller already has it."""
+        that mask, ``plan``: :meth:`plan` of the same targets, when the caller has them."""
+        plan = self.plan(n_before, known_at_s) if plan is None else plan
         pred = np.atleast_2d(np.asarray(pred_s, dtype=float))
         if tiny > 0:
             if reads is None:
-                reads = self.reads(n_before, known_at_s, outside, tiny)
+                reads = self.reads(n_before, known_at_s, outside, tiny, plan)
             pred = np.where(reads, pred, 0.0)
         n = pred.shape[1]
-        known = self.known(np.asarray(n_before), np.asarray(known_at_s))
-        at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
-        weights = self.mix_weights(known, at)
-        opts = self._options(pred, known, weights)
-        fb = self._fallback(known, known_at_s)
+        known, fb, count = plan.known, plan.fallback, plan.count
+        opts = self._options(pred, known, plan.weights)
         out = np.asarray(outside, dtype=bool)
         answer = np.where(out, opts[fb, np.arange(n)], opts[MIX])
         by = np.where(out, np.char.add("fallback:", np.array(self.option_names_)[fb]), "mix")
-        lo, count, rule, zero = self._guard_window(known, known_at_s)
         if self.meta == "guard":
-            guard = self._guard_fires(count, rule, zero, self._waiting_lead(known_at_s))
-            share = (~guard).astype(float)
+            share = (~plan.guard).astype(float)
         else:
             answer = self._prod(answer, pred, known)
-            guard = known < self.min_known
-            share = np.where(guard, 0.0, self.share_[known // self.round_size])
-        pick = self._guard_pick(known, lo, count)
-        guarded = np.minimum(pred[pick, np.arange(n)], self.max_known_[known])
-        answer = np.where(guard, guarded, answer)
-        label = np.char.add("guard:", np.array(self.names)[pick])
-        by = np.where(guard, label, by).astype(object)
+            share = np.where(plan.guard, 0.0, self.share_[known // self.round_size])
+        guarded = np.minimum(pred[plan.pick, np.arange(n)], self.max_known_[known])
+        answer = np.where(plan.guard, guarded, answer)
+        label = np.char.add("guard:", np.array(self.names)[plan.pick])
+        by = np.where(plan.guard, label, by).astype(object)
         with np.errstate(invalid="ignore", divide="ignore"):
             return Selection(
                 wait_s=np.maximum(answer, 0.0), answered_by=by,
-                weights=weights, rounds=self.rounds(known),
-                recent_aae_s=np.where(count > 0, rule / count, np.nan),
-                recent_zero_aae_s=np.where(count > 0, zero / count, np.nan), share=share,
+                weights=plan.weights, rounds=self.rounds(known),
+                recent_aae_s=np.where(count > 0, plan.rule_err / count, np.nan),
+                recent_zero_aae_s=np.where(count > 0, plan.zero_err / count, np.nan),
+                share=share,
             )  # fmt: skip
 
 
