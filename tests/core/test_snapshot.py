@@ -122,3 +122,21 @@ def test_log_columns_give_the_same_snapshot_and_history_is_made_on_first_read(sm
             np.testing.assert_array_equal(a.requests.user, b.requests.user)
         pd.testing.assert_frame_equal(fast.history, censored_history(small_log, t - 50.0, i))
         pd.testing.assert_frame_equal(fast.history, plain.history)
+
+
+def test_a_batch_of_requests_gets_row_for_row_the_features_each_gets_alone(small_log):
+    """The histograms of a batch are binned and counted together (all kinds of a side in one
+    ``bincount``): each request's row equals the one it gets asked alone, whose values the
+    sweep test above pins down, for requests of several users and sizes, some arriving
+    later than the snapshot (aged waits)."""
+    t = float(small_log["submit_time"].iat[300])
+    snap = from_log(small_log, t, machine_procs=128)
+    probe = RequestBatch.from_jobs(small_log.iloc[250:330:3]).take(slice(None))
+    batch = as_batch([r.at(t + 600.0 * (k % 4)) for k, r in enumerate(probe)])
+    got = state_features(snap, batch)
+    assert got.hist.shape == (len(batch), 6, 10) and got.hist.dtype == np.float32
+    assert len(np.unique(got.hist.reshape(len(batch), -1), axis=0)) > 3  # the rows differ
+    for k in range(len(batch)):
+        alone = state_features(snap, batch.take([k]))
+        np.testing.assert_array_equal(got.hist[k], alone.hist[0], err_msg=f"request {k}")
+        np.testing.assert_array_equal(got.summary[k], alone.summary[0])

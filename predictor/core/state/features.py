@@ -70,14 +70,6 @@ def _sums(jobs: ActiveJobs, mask: np.ndarray, time_col: np.ndarray) -> np.ndarra
     return mask.astype(float) @ cols
 
 
-def _histogram(values: np.ndarray, mask: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """(K, B) counts of ``values`` (K, M) or (M,) over the masked entries, on fixed edges."""
-    k, bins = mask.shape[0], edges.shape[0] - 1
-    idx = hg.bin_index(np.broadcast_to(values, mask.shape), edges)
-    key = (np.arange(k)[:, None] * bins + idx)[mask]
-    return np.bincount(key, minlength=k * bins).reshape(k, bins).astype(np.int64)
-
-
 def state_features(
     snapshot: Snapshot, requests: RequestBatch, *, hist_bins: int = 10
 ) -> StateFeatures:
@@ -109,23 +101,33 @@ def _hist(
     requests: RequestBatch,
     edges: np.ndarray,
 ) -> np.ndarray:
-    """(K, 6, B) float32 relative frequencies, the request itself counted in W (waited 0)."""
+    """(K, 6, B) float32 relative frequencies, the request itself counted in W (waited 0).
+
+    The three W kinds share their mask, as do the three R kinds, so each side is binned in
+    one pass and counted by one ``bincount`` (the same integer counts as one per kind)."""
     t = requests.submit_s[:, None]
-    w_sets = [w.requests.req_time_s, w.requests.procs.astype(float), t - w.requests.submit_s]
-    own = [requests.req_time_s, requests.procs.astype(float), np.zeros(len(requests))]
-    r_sets = [r.requests.req_time_s, r.requests.procs.astype(float), t - r.start_s]
     k, bins = len(requests), edges.shape[1] - 1
-    out = np.zeros((k, hg.N_HIST, bins), dtype=np.float32)
-    rows = np.arange(k)
-    for kind in range(hg.N_HIST):
-        if kind < 3:
-            counts = _histogram(w_sets[kind], w_q, edges[kind])
-            counts[rows, hg.bin_index(own[kind], edges[kind])] += 1
-        else:
-            counts = _histogram(r_sets[kind - 3], r_q, edges[kind])
-        total = counts.sum(axis=1, keepdims=True)
-        out[:, kind] = counts / np.maximum(total, 1)
-    return out
+    w_sets = [w.requests.req_time_s, w.requests.procs.astype(float), t - w.requests.submit_s]
+    own = np.stack([requests.req_time_s, requests.procs.astype(float), np.zeros(k)])
+    r_sets = [r.requests.req_time_s, r.requests.procs.astype(float), t - r.start_s]
+    counts = np.concatenate([
+        _counts(w_sets, w_q, edges[:3]), _counts(r_sets, r_q, edges[3:])
+    ], axis=1)  # fmt: skip
+    own_bin = hg.bin_index_of_top(own, edges[:3, -1:], bins)  # (3, K): each on its edges
+    counts[np.arange(k)[None, :], np.arange(3)[:, None], own_bin] += 1
+    total = counts.sum(axis=2, keepdims=True)
+    return (counts / np.maximum(total, 1)).astype(np.float32)
+
+
+def _counts(sets: list[np.ndarray], mask: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(K, 3, B) counts of three value sets, each (M,) or (K, M), over ``mask``'s entries
+    (K, M), each set on its own edges (3, B + 1): one binning and one ``bincount``."""
+    k, bins = mask.shape[0], edges.shape[1] - 1
+    values = np.stack([np.broadcast_to(v, mask.shape) for v in sets])  # (3, K, M)
+    idx = hg.bin_index_of_top(values, edges[:, -1, None, None], bins)
+    key = (np.arange(k)[None, :, None] * 3 + np.arange(3)[:, None, None]) * bins + idx
+    flat = np.bincount(key[:, mask].ravel(), minlength=k * 3 * bins)
+    return flat.reshape(k, 3, bins).astype(np.int64)
 
 
 __all__ = ["SUMMARY_NAMES", "StateFeatures", "state_features"]

@@ -55,8 +55,14 @@ def trace_edges(bins: int) -> np.ndarray:
 
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin of each value on the log1p scale; values beyond the edges go to the end bins."""
-    bins = len(edges) - 1
-    scaled = np.log1p(np.maximum(values, 0.0)) / edges[-1] * bins
+    return bin_index_of_top(values, edges[-1], len(edges) - 1)
+
+
+def bin_index_of_top(values: np.ndarray, top: np.ndarray | float, bins: int) -> np.ndarray:
+    """:func:`bin_index` on ``bins`` equal bins from 0 to ``top`` (the last edge) on the
+    log1p scale; ``top`` may be an array broadcast against ``values`` (several kinds binned
+    at once, each on its own edges: the same numbers element by element)."""
+    scaled = np.log1p(np.maximum(values, 0.0)) / top * bins
     return np.clip(scaled.astype(np.int64), 0, bins - 1)
 
 
