@@ -6,7 +6,7 @@
 Runs ``auto`` exactly as ``manage.py evaluate_wait --methods auto --limit 5000`` does (same
 targets, tuning part 20%, seed 0, the registered ``auto``), once. Its experts' predictions on
 the scored pool and on the targets are then kept, and every rule of
-:data:`predictor.core.wait.selection.WEIGHT_RULES` answers the same targets from them (the
+:data:`predictor.core.wait.selection.RULES` answers the same targets from them (the
 selector is rebuilt with that rule; nothing else changes), once per guard answer and fallback
 option set of :data:`~predictor.core.wait.selection.GUARD_ANSWERS` and ``FALLBACK_AMONG``
 (``rule`` alone: today's "zero" and "safe"; ``+guard_<answer>``, ``+fallback_<among>``:
@@ -78,6 +78,16 @@ AMONG = {
     #: runs: the sixth pass's choice, and the same with AdaHedge's weights also counting each
     #: expert's certain error on the inside pool jobs still waiting (``weights_waiting``)
     "eighth": ("adahedge+fallback_all+waiting", "adahedge+fallback_all+waiting+waiting_weights"),
+    #: the ninth pass's (docs/results.md, "Ninth pass"), fixed and committed before its dev
+    #: runs: the eighth pass's choice, and the same guard and fallback with ML-Poly's weights
+    #: in place of AdaHedge's, on the rounds' losses or on their linearised losses, or with
+    #: AdaHedge's on the linearised losses (``predictor.core.wait.hedge_gradient``)
+    "ninth": (
+        "adahedge+fallback_all+waiting+waiting_weights",
+        "mlpoly+fallback_all+waiting",
+        "adahedge_grad+fallback_all+waiting",
+        "mlpoly_grad+fallback_all+waiting",
+    ),
 }
 #: today's default variant (the tie-break of ``--choose``; the eighth pass's choice)
 DEFAULT = "adahedge+fallback_all+waiting+waiting_weights"
@@ -175,7 +185,7 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
         GUARD_ANSWERS,
         GUARD_SPANS_S,
         METAS,
-        WEIGHT_RULES,
+        RULES,
     )
     from predictor.core.wait.targets import WaitTargets
 
@@ -193,7 +203,7 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
     out = {}
     combos = [
         (r, g, f, s, "guard", w, wf, ww)
-        for r in WEIGHT_RULES
+        for r in RULES
         for g in GUARD_ANSWERS
         for f in FALLBACK_AMONG
         for s in GUARD_SPANS_S
@@ -204,7 +214,7 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
     combos += [
         (r, "zero", f, None, meta, False, False, False)
         for meta in METAS[1:]
-        for r in WEIGHT_RULES
+        for r in RULES
         for f in FALLBACK_AMONG
     ]
     names = ("rule", "guard_answer", "fallback_among", "meta", "guard_span_s", "guard_waiting",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.wait.hedge import _weights, adahedge, adahedge_states, weights_given
+from predictor.core.wait.hedge import adahedge, adahedge_states, adahedge_weights, weights_given
 from predictor.core.wait.selection import HedgeSelector, Pool
 from predictor.core.wait.waiting import WaitingShortfall
 
@@ -43,7 +43,7 @@ def test_the_weights_of_a_state_are_adahedges_element_for_element():
     np.testing.assert_array_equal(weights_given(cum, gap), w)
     for r in (0, 5, 30, 60):
         np.testing.assert_array_equal(weights_given(cum[r], gap[r : r + 1])[0],
-                                      _weights(cum[r], float(gap[r]), 5))  # fmt: skip
+                                      adahedge_weights(cum[r], float(gap[r]), 5))  # fmt: skip
 
 
 def _pool(pred, wait, arrival):

@@ -1,4 +1,5 @@
-"""AdaHedge, FlipFlop and Fixed-Share weights over rounds of experts' losses (``auto``'s rule).
+"""AdaHedge, FlipFlop, Fixed-Share and ML-Poly weights over rounds of experts' losses
+(``auto``'s rule).
 
 de Rooij, van Erven, Grunwald & Koolen 2014, "Follow the leader if you can, hedge if you
 must", JMLR 15; Fixed-Share: Herbster & Warmuth 1998, "Tracking the best expert", Machine
@@ -42,26 +43,35 @@ def adahedge_states(
     cum = np.zeros(m)
     gap = 0.0
     for r in range(r_count + 1):
-        w = _weights(cum, gap, m)
+        w = adahedge_weights(cum, gap, m)
         out[r], cums[r], gaps[r] = w, cum, gap
         if r == r_count:
             break
-        lr = loss[r]
-        h = float(w @ lr)
-        if gap == 0.0:  # follow the leader: the mix loss is the leaders' best loss
-            mix = float(lr[w > 0].min())
-        else:
-            eta = np.log(m) / gap
-            shift = lr.min()
-            mix = shift - np.log(float(w @ np.exp(-eta * (lr - shift)))) / eta
-        gap = discount * gap + max(h - mix, 0.0)
-        cum = discount * cum + lr
+        cum, gap = adahedge_step(cum, gap, w, loss[r], discount)
     return out, cums, gaps
+
+
+def adahedge_step(
+    cum: np.ndarray, gap: float, w: np.ndarray, lr: np.ndarray, discount: float
+) -> tuple[np.ndarray, float]:
+    """AdaHedge's state after a round of losses ``lr`` under weights ``w``: the discounted
+    cumulative losses plus ``lr``, and the discounted gap plus the round's mixability gap
+    ``w . l - mix``, ``mix = -ln(sum_c w_c exp(-eta l_c)) / eta`` (the leaders' best loss
+    while the gap is 0)."""
+    m = lr.size
+    h = float(w @ lr)
+    if gap == 0.0:  # follow the leader: the mix loss is the leaders' best loss
+        mix = float(lr[w > 0].min())
+    else:
+        eta = np.log(m) / gap
+        shift = lr.min()
+        mix = shift - np.log(float(w @ np.exp(-eta * (lr - shift)))) / eta
+    return discount * cum + lr, discount * gap + max(h - mix, 0.0)
 
 
 def weights_given(cum: np.ndarray, gap: np.ndarray) -> np.ndarray:
     """AdaHedge's weights (J, m) for J states: cumulative losses (J, m), gaps (J,); row j
-    equals ``_weights(cum[j], gap[j], m)`` element for element (uniform over the leaders
+    equals ``adahedge_weights(cum[j], gap[j], m)`` element for element (uniform over the leaders
     where the gap is 0, else ``exp(-ln(m) / D (L - min L))`` normalised)."""
     cum = np.atleast_2d(np.asarray(cum, dtype=float))
     gap = np.asarray(gap, dtype=float)
@@ -97,7 +107,7 @@ def flipflop(
     regime = "ftl"
     for r in range(r_count + 1):
         gap = 0.0 if regime == "ftl" else gaps["ah"]
-        w = _weights(cum, gap, m)
+        w = adahedge_weights(cum, gap, m)
         out[r] = w
         if r == r_count:
             break
@@ -177,15 +187,65 @@ def fixed_share_memory(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
     return fixed_share(losses, discount, share=1.0 - discount)
 
 
+def ml_poly_weights(regret: np.ndarray, inv_eta: np.ndarray) -> np.ndarray:
+    """ML-Poly's weights ``eta_c max(R_c, 0)`` normalised; uniform while no ``R_c`` > 0."""
+    pos = np.maximum(regret, 0.0)
+    live = pos > 0.0
+    if not live.any():
+        return np.full(regret.size, 1.0 / regret.size)
+    v = np.zeros(regret.size)
+    v[live] = pos[live] / inv_eta[live]  # R_c > 0 needs some r_c != 0, so 1 / eta_c > 0
+    return v / v.sum()
+
+
+def ml_poly(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
+    """ML-Poly weights (Gaillard, Stoltz & van Erven 2014, "A second-order bound with
+    excess losses", COLT; the R package opera's ``MLpol``): one learning rate per expert.
+    With the mix's round loss ``w . l``, each expert's regret ``r_c = w . l - l_c``,
+    cumulated ``R_c``: ``w_c ~ eta_c max(R_c, 0)``, ``1 / eta_c = sum_r r_c^2 +
+    max_{r,k} r_k^2``, uniform while no ``R_c`` is positive. The regret against expert ``c``
+    grows as ``sqrt(sum_r r_c^2)`` (second order: small when its losses stay close to the
+    mix's); no learning rate to tune, and the losses' scale cancels. ``discount`` multiplies
+    ``R`` and the sums of squares before each round as in :func:`adahedge` (the largest
+    square is kept). Returns (R + 1, m) as :func:`adahedge`."""
+    loss, out = _rounds(losses, discount)
+    r_count, m = loss.shape
+    state = MLPolyState(m)
+    for r in range(r_count + 1):
+        out[r] = w = state.weights()
+        if r < r_count:
+            state.update(w, loss[r], discount)
+    return out
+
+
+class MLPolyState:
+    """ML-Poly's state: cumulative regrets, sums of squared regrets, the largest square."""
+
+    def __init__(self, m: int) -> None:
+        self.regret, self.squares, self.top = np.zeros(m), np.zeros(m), 0.0
+
+    def weights(self) -> np.ndarray:
+        return ml_poly_weights(self.regret, self.squares + self.top)
+
+    def update(self, w: np.ndarray, loss: np.ndarray, discount: float) -> None:
+        r = float(w @ loss) - loss
+        self.top = max(self.top, float((r * r).max()))
+        self.regret = discount * self.regret + r
+        self.squares = discount * self.squares + r * r
+
+
 WEIGHT_RULES = {
     "adahedge": adahedge,
     "flipflop": flipflop,
     "fixedshare": fixed_share,
     "fixedshare_mem": fixed_share_memory,
+    "mlpoly": ml_poly,
 }
 
 
-def _weights(cum: np.ndarray, gap: float, m: int) -> np.ndarray:
+def adahedge_weights(cum: np.ndarray, gap: float, m: int) -> np.ndarray:
+    """AdaHedge's weights given cumulative losses ``cum`` and gap ``gap`` (uniform over the
+    leaders while the gap is 0, else ``exp(-ln(m) / D (L - min L))`` normalised)."""
     if gap == 0.0 or m == 1:
         w = (cum == cum.min()).astype(float)
     else:

@@ -24,6 +24,9 @@ scheduler setting), so before each round ``L`` and ``D`` are multiplied by
 weighted mean of the experts' predictions; the absolute error is convex, so its error is at
 most the weighted mean of theirs. Every answer is capped at the longest wait known so far:
 an expert's wild answer (one a small weight still lets through) cannot then cost more.
+``rule`` names other weights over the same rounds (:data:`RULES`): FlipFlop, Fixed-Share
+and ML-Poly (:mod:`predictor.core.wait.hedge`), and AdaHedge or ML-Poly fed the tangent of
+the mix's error instead of the experts' errors (:mod:`predictor.core.wait.hedge_gradient`).
 
 **Fallback.** A target whose state lies outside the tuning part's (``outside``) is answered
 by the option among (mix, the ``safe`` expert, always-zero) with the lowest AAE over the last
@@ -98,10 +101,12 @@ from predictor.core.wait.hedge import (
     flipflop,
     weights_given,
 )
+from predictor.core.wait.hedge_gradient import GRADIENT_RULES
 from predictor.core.wait.prod import ab_prod_share, round_losses
 from predictor.core.wait.waiting import WaitingError, WaitingLead, WaitingShortfall
 
 __all__ = [
+    "RULES",
     "WEIGHT_RULES",
     "HedgeSelector",
     "Pool",
@@ -119,6 +124,9 @@ GUARD_ANSWERS = ("zero", "recent_best")
 #: Fixed-Share over the rule, the safe expert and zero
 METAS = ("guard", "abprod", "abprod_safe", "track")
 FALLBACK_AMONG = ("safe", "all")
+#: every weight rule: on the rounds' losses (:data:`WEIGHT_RULES`) or on their linearised
+#: losses (:data:`~predictor.core.wait.hedge_gradient.GRADIENT_RULES`)
+RULES = (*WEIGHT_RULES, *GRADIENT_RULES)
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
 
@@ -195,7 +203,9 @@ class HedgeSelector:
     pool : the scored jobs (any order).
     safe : index of the fallback's ``safe`` expert; zero : index of always-zero.
     round_size, window, guard_window, min_known, memory : module docstring (in pool jobs).
-    rule : the weights, ``"adahedge"`` (:func:`adahedge`) or ``"flipflop"`` (:func:`flipflop`).
+    rule : the weights, a name of :data:`RULES`: ``"adahedge"`` (:func:`adahedge`),
+        ``"flipflop"`` (:func:`flipflop`), ``"mlpoly"``, or one on linearised losses
+        (``"adahedge_grad"``, ``"mlpoly_grad"``: :mod:`predictor.core.wait.hedge_gradient`).
     guard_answer : what a fired guard answers, ``"zero"`` or ``"recent_best"`` (module
         docstring).
     fallback_among : the fallback's options besides the mix, ``"safe"`` (the safe expert and
@@ -236,8 +246,8 @@ class HedgeSelector:
         if meta not in METAS:
             raise ValueError(f"meta must be one of {METAS}, got {meta!r}")
         self.meta = meta
-        if rule not in WEIGHT_RULES:
-            raise ValueError(f"rule must be one of {sorted(WEIGHT_RULES)}, got {rule!r}")
+        if rule not in RULES:
+            raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
         if guard_answer not in GUARD_ANSWERS:
             raise ValueError(f"guard_answer must be one of {GUARD_ANSWERS}, got {guard_answer!r}")
         if fallback_among not in FALLBACK_AMONG:
@@ -284,6 +294,11 @@ class HedgeSelector:
             self.weights_, self.hedge_cum_, self.hedge_gap_ = adahedge_states(losses, discount)
             self.shortfall_ = WaitingShortfall(
                 p.arrival_s[inside], p.start_s[inside], p.pred_s[:, inside]
+            )
+        elif self.rule in GRADIENT_RULES:
+            shape = (err.shape[0], n_rounds, size)
+            self.weights_ = GRADIENT_RULES[self.rule](
+                p.pred_s[:, used].reshape(shape), p.wait_s[used].reshape(shape[1:]), discount
             )
         else:
             self.weights_ = WEIGHT_RULES[self.rule](losses, discount)
