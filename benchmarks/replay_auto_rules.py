@@ -14,7 +14,8 @@ the others), and once per guard window of ``GUARD_SPANS_S`` (``+span_<days>d``: 
 time; none: 3,000 pool jobs), each also with the guard counting zero's certain lead on the
 pool jobs still waiting (``+waiting``: ``guard_waiting``), with the fallback counting them
 (``+waiting_fallback``: ``fallback_waiting``) and with the weights counting the experts'
-certain errors on them (``+waiting_weights``: ``weights_waiting``, AdaHedge only). Prints,
+certain errors on them (``+waiting_weights``: ``weights_waiting``, AdaHedge and AdaHedge on
+linearised losses only). Prints,
 per variant, ``auto``'s AAE over always-zero's and over the best single expert's on those targets.
 
 ``--dev`` runs the same on the tuning part alone (the first 20% of the log's rows): its first
@@ -87,6 +88,15 @@ AMONG = {
         "mlpoly+fallback_all+waiting",
         "adahedge_grad+fallback_all+waiting",
         "mlpoly_grad+fallback_all+waiting",
+    ),
+    #: the tenth pass's (docs/results.md, "Tenth pass"), fixed and committed before its dev
+    #: runs, after the ninth's: the eighth pass's choice, the ninth's runner-up (AdaHedge on
+    #: linearised losses), and the same counting the waiting jobs' certain tangent losses
+    #: (``weights_waiting`` with ``adahedge_grad``: ``waiting.WaitingTangent``)
+    "tenth": (
+        "adahedge+fallback_all+waiting+waiting_weights",
+        "adahedge_grad+fallback_all+waiting",
+        "adahedge_grad+fallback_all+waiting+waiting_weights",
     ),
 }
 #: today's default variant (the tie-break of ``--choose``; the eighth pass's choice)
@@ -186,6 +196,7 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
         GUARD_SPANS_S,
         METAS,
         RULES,
+        WAITING_WEIGHT_RULES,
     )
     from predictor.core.wait.targets import WaitTargets
 
@@ -209,7 +220,7 @@ def replay(ev: Any, method: Any, only: tuple[str, ...] | None = None) -> dict[st
         for s in GUARD_SPANS_S
         for w in (False, True)
         for wf in (False, True)
-        for ww in ((False, True) if r == "adahedge" else (False,))
+        for ww in ((False, True) if r in WAITING_WEIGHT_RULES else (False,))
     ]
     combos += [
         (r, "zero", f, None, meta, False, False, False)

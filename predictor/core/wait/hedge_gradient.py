@@ -46,16 +46,27 @@ def ml_poly_gradient(pred: np.ndarray, wait: np.ndarray, discount: float = 1.0) 
 
 def adahedge_gradient(pred: np.ndarray, wait: np.ndarray, discount: float = 1.0) -> np.ndarray:
     """AdaHedge (:func:`predictor.core.wait.hedge.adahedge`) on the linearised losses."""
+    return adahedge_gradient_states(pred, wait, discount)[0]
+
+
+def adahedge_gradient_states(
+    pred: np.ndarray, wait: np.ndarray, discount: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`adahedge_gradient`'s weights (R + 1, m) with the cumulative linearised losses
+    ``L`` (R + 1, m) and gaps ``D`` (R + 1,) each row was computed from, as
+    :func:`predictor.core.wait.hedge.adahedge_states` (row ``r`` is
+    ``weights_given(L[r], D[r])``)."""
     pred, wait = _rounds(pred, wait, discount)
     m, r_count = pred.shape[:2]
-    out = np.empty((r_count + 1, m))
+    out, cums, gaps = np.empty((r_count + 1, m)), np.empty((r_count + 1, m)), np.empty(r_count + 1)
     cum, gap = np.zeros(m), 0.0
     for r in range(r_count + 1):
         out[r] = w = adahedge_weights(cum, gap, m)
+        cums[r], gaps[r] = cum, gap
         if r < r_count:
             lr = linearised_losses(w, pred[:, r], wait[r])
             cum, gap = adahedge_step(cum, gap, w, lr, discount)
-    return out
+    return out, cums, gaps
 
 
 #: the rules on linearised losses, by the name ``HedgeSelector(rule=...)`` takes

@@ -71,6 +71,11 @@ cumulative losses ``L`` of the rounds known then, and the weights are AdaHedge's
 ``L`` and the same gap ``D``: an expert whose short answers the waiting jobs have already
 outlived loses weight before those jobs start, not only after. The rule's answers on the pool
 (for the fallback and the guard) are computed the same way, at each job's own arrival.
+With ``rule="adahedge_grad"`` (AdaHedge on linearised losses) the certain part is the
+tangent's: once a waiting job has outwaited the mix's answer (linearised at the weights of the
+rounds known at its arrival), the mix certainly answered short, and each expert's tangent
+loss is known but for a term shared by all, which the weights ignore
+(:class:`~predictor.core.wait.waiting.WaitingTangent`).
 
 **Meta-level** (``meta``). ``"guard"`` is the guard above. ``"abprod"`` replaces it by
 (A,B)-Prod (:mod:`predictor.core.wait.prod`): ``A`` is the rule (mix or fallback), ``B``
@@ -101,9 +106,14 @@ from predictor.core.wait.hedge import (
     flipflop,
     weights_given,
 )
-from predictor.core.wait.hedge_gradient import GRADIENT_RULES
+from predictor.core.wait.hedge_gradient import GRADIENT_RULES, adahedge_gradient_states
 from predictor.core.wait.prod import ab_prod_share, round_losses
-from predictor.core.wait.waiting import WaitingError, WaitingLead, WaitingShortfall
+from predictor.core.wait.waiting import (
+    WaitingError,
+    WaitingLead,
+    WaitingShortfall,
+    WaitingTangent,
+)
 
 __all__ = [
     "RULES",
@@ -127,6 +137,8 @@ FALLBACK_AMONG = ("safe", "all")
 #: every weight rule: on the rounds' losses (:data:`WEIGHT_RULES`) or on their linearised
 #: losses (:data:`~predictor.core.wait.hedge_gradient.GRADIENT_RULES`)
 RULES = (*WEIGHT_RULES, *GRADIENT_RULES)
+#: the rules whose weights can count the waiting jobs' certain losses (``weights_waiting``)
+WAITING_WEIGHT_RULES = ("adahedge", "adahedge_grad")
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
 
@@ -254,8 +266,10 @@ class HedgeSelector:
             raise ValueError(
                 f"fallback_among must be one of {FALLBACK_AMONG}, got {fallback_among!r}"
             )
-        if weights_waiting and rule != "adahedge":
-            raise ValueError(f"weights_waiting needs rule 'adahedge', got {rule!r}")
+        if weights_waiting and rule not in WAITING_WEIGHT_RULES:
+            raise ValueError(
+                f"weights_waiting needs a rule of {WAITING_WEIGHT_RULES}, got {rule!r}"
+            )
         self.weights_waiting = weights_waiting
         self.rule, self.guard_answer = rule, guard_answer
         m = pool.pred_s.shape[0]
@@ -279,32 +293,15 @@ class HedgeSelector:
         self._prepare()
 
     def _prepare(self) -> None:
-        p, size = self.pool, self.round_size
+        p = self.pool
         # a pool job is known to a target once it started and had arrived before it
         self.cum_max_row_ = np.maximum.accumulate(p.row) if p.row.size else p.row
         inside = np.flatnonzero(~p.outside)
         self.cum_inside_ = _cumsum0(~p.outside).astype(np.int64)
-        n_rounds = inside.size // size
-        used = inside[: n_rounds * size]
-        err = np.abs(p.pred_s[:, used] - p.wait_s[used])
-        losses = err.reshape(err.shape[0], n_rounds, size).mean(axis=2).T
-        discount = 1.0 - size / self.memory
-        self.shortfall_ = None
-        if self.weights_waiting:
-            self.weights_, self.hedge_cum_, self.hedge_gap_ = adahedge_states(losses, discount)
-            self.shortfall_ = WaitingShortfall(
-                p.arrival_s[inside], p.start_s[inside], p.pred_s[:, inside]
-            )
-        elif self.rule in GRADIENT_RULES:
-            shape = (err.shape[0], n_rounds, size)
-            self.weights_ = GRADIENT_RULES[self.rule](
-                p.pred_s[:, used].reshape(shape), p.wait_s[used].reshape(shape[1:]), discount
-            )
-        else:
-            self.weights_ = WEIGHT_RULES[self.rule](losses, discount)
+        known = self.known(p.row, p.arrival_s)
+        self._prepare_weights(inside, known[inside])
         self.max_known_ = np.concatenate([[0.0], np.maximum.accumulate(p.wait_s)])
         # the rule's own answers on the pool, each at its job's arrival (for fallback and guard)
-        known = self.known(p.row, p.arrival_s)
         self.options_ = self._options(p.pred_s, known, self.mix_weights(known, p.arrival_s))
         out_err = np.abs(self.options_ - p.wait_s) * p.outside
         self.cum_out_err_ = _cumsum0(out_err)
@@ -327,6 +324,35 @@ class HedgeSelector:
         self.cum_expert_err_ = _cumsum0(
             np.abs(np.minimum(p.pred_s, self.max_known_[known]) - p.wait_s)
         )
+
+    def _prepare_weights(self, inside: np.ndarray, known: np.ndarray) -> None:
+        """The mix's weights after each round of ``round_size`` inside pool jobs (``inside``,
+        in start order; ``known``: the pool jobs each knew at its arrival), and with
+        ``weights_waiting`` the state they were computed from and the waiting jobs' certain
+        losses (module docstring)."""
+        p, size = self.pool, self.round_size
+        n_rounds = inside.size // size
+        used = inside[: n_rounds * size]
+        pred = p.pred_s[:, used].reshape(p.pred_s.shape[0], n_rounds, size)
+        wait = p.wait_s[used].reshape(n_rounds, size)
+        discount = 1.0 - size / self.memory
+        self.shortfall_: WaitingShortfall | WaitingTangent | None = None
+        if self.rule in GRADIENT_RULES and not self.weights_waiting:
+            self.weights_ = GRADIENT_RULES[self.rule](pred, wait, discount)
+        elif self.rule in GRADIENT_RULES:  # adahedge_grad: the certain tangent losses
+            states = adahedge_gradient_states(pred, wait, discount)
+            self.weights_, self.hedge_cum_, self.hedge_gap_ = states
+            at = p.pred_s[:, inside]  # linearised at the weights of the rounds known then
+            mix = np.einsum("jm,mj->j", self.weights_[self.rounds(known)], at)
+            self.shortfall_ = WaitingTangent(p.arrival_s[inside], p.start_s[inside], mix, at)
+        elif self.weights_waiting:
+            losses = np.abs(pred - wait).mean(axis=2).T
+            self.weights_, self.hedge_cum_, self.hedge_gap_ = adahedge_states(losses, discount)
+            self.shortfall_ = WaitingShortfall(
+                p.arrival_s[inside], p.start_s[inside], p.pred_s[:, inside]
+            )
+        else:
+            self.weights_ = WEIGHT_RULES[self.rule](np.abs(pred - wait).mean(axis=2).T, discount)
 
     def _prepare_prod(self, rule: np.ndarray, known: np.ndarray) -> None:
         """Prod shares per round of known pool jobs (start order): the rule against the safe

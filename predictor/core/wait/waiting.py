@@ -147,3 +147,34 @@ class WaitingShortfall:
             past = part(t)  # columns: how many, their summed a + p
             out[k] = t * past[:, 0] - past[:, 1]
         return out
+
+
+class WaitingTangent:
+    """Each expert's *certain* linearised loss (:mod:`predictor.core.wait.hedge_gradient`) on
+    the jobs waiting at each instant, up to a constant shared by the experts. A job that
+    arrived at ``a``, whose mix answered ``q``, will wait ``W >= e = t - a``; once ``e > q``
+    the mix's error has a certain sign (it answered short), so expert ``c``'s tangent loss
+    ``-(p_c - W) = (W - e) + (e - p_c)`` is known but for ``W - e``, the same for every
+    expert, which AdaHedge's weights (a function of ``L - min L``) ignore. Summed over the
+    jobs with ``a + q < t < start``: ``t N(t) - S_c(t)``, ``N`` how many, ``S_c`` their summed
+    ``a + p_c``, read like :class:`WaitingShortfall`'s (while ``e <= q`` the sign is open and
+    the job adds nothing).
+
+    arrival_s, start_s, mix_s : (P,); answers_s : (m, P) the experts' answers per job.
+    """
+
+    def __init__(
+        self, arrival_s: np.ndarray, start_s: np.ndarray, mix_s: np.ndarray, answers_s: np.ndarray
+    ):
+        a = np.asarray(arrival_s, dtype=float)
+        s = np.asarray(start_s, dtype=float)
+        answers = np.atleast_2d(np.asarray(answers_s, dtype=float))
+        turn = a + np.maximum(np.asarray(mix_s, dtype=float), 0.0)
+        after = np.nextafter(turn, np.inf)  # e > q (so t > a): the sign is certain
+        self._part = _Intervals(after, s, np.c_[np.ones_like(a), (a + answers).T], False)
+
+    def __call__(self, t_s: np.ndarray) -> np.ndarray:
+        """(m, n) the summed certain tangent losses per expert and instant."""
+        t = np.asarray(t_s, dtype=float).ravel()
+        past = self._part(t)  # columns: how many, then each expert's summed a + p
+        return (t[:, None] * past[:, :1] - past[:, 1:]).T
