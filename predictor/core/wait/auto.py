@@ -13,8 +13,9 @@ with always-zero among the experts.
    ``max_scored`` rows; fixed at ``fit``) is predicted by every expert at its own arrival.
    Its error becomes known when the job starts.
 3. **Rule** (:mod:`predictor.core.wait.selection`): AdaHedge weights (or FlipFlop, or
-   Fixed-Share, which tracks a best method that changes) over rounds of ``round_size`` started
-   pool jobs; the answer is the weighted mean. A target whose state
+   Fixed-Share, which tracks a best method that changes, or ML-Poly, or AdaHedge or ML-Poly on
+   linearised losses, which find a mix better than every expert) over rounds of
+   ``round_size`` started pool jobs; the answer is the weighted mean. A target whose state
    lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
    seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
    183) gets the fallback measured on such jobs (the mix or any one expert, ``fallback_among``);
@@ -76,7 +77,9 @@ class AutoWait(WaitEstimator):
         the fifth pass's ten, answered worse than always-zero on HPC2N's test part, so
         ``adahedge`` stays: docs/results.md "Fourth pass", "Fifth pass"; ``guard_waiting``
         chosen there among the sixth pass's two variants, "Sixth pass"; ``weights_waiting``
-        chosen there among the eighth pass's two, "Eighth pass").
+        chosen there among the eighth pass's two, "Eighth pass"; ``rule="adahedge_grad"``,
+        chosen there in the tenth pass, lost "within 2%" on lublin-aaroh's test part, so
+        ``adahedge`` stays: "Ninth and tenth passes").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
