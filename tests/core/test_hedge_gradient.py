@@ -105,32 +105,3 @@ def test_the_certain_tangent_loss_is_summed_over_the_jobs_that_outwaited_the_mix
             tangent = -(answers[:, sure] - (e[sure] + extra))
             np.testing.assert_allclose(np.diff(tangent.sum(axis=1)), np.diff(want[:, j]))
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-6)
-
-
-def test_the_gradient_weights_counting_waiting_jobs_move_before_those_jobs_start():
-    """Experts 0 and 1 are equally good on 500 started jobs. Then 100 jobs arrive and wait a
-    day; expert 0 answered them 600 s, expert 1 20,000 s, so the mix answered about 10,000 s.
-    Four hours in, every one has outwaited the mix: the mix certainly answered short, and
-    the expert answering longer certainly does better on its tangent. With no job waiting
-    the weights equal the plain gradient rule's to the bit."""
-    n0, n1 = 500, 100
-    arrival = np.concatenate([np.arange(n0) * 100.0, 60000.0 + np.arange(n1)])
-    wait = np.concatenate([np.full(n0, 1000.0), np.full(n1, 86400.0)])
-    noise = np.where(np.arange(n0) % 2 == 0, 200.0, -200.0)
-    e0 = np.concatenate([1000.0 + noise, np.full(n1, 600.0)])
-    e1 = np.concatenate([1000.0 - noise, np.full(n1, 20000.0)])
-    pred = np.stack([e0, e1, np.zeros(n0 + n1)])
-    pool = Pool(pred, wait, arrival + wait, arrival, np.arange(n0 + n1), np.zeros(n0 + n1, bool))
-    t = np.array([55000.0, 60100.0 + 4 * 3600.0])
-
-    def weights(**kw):
-        sel = HedgeSelector(pool, safe=0, zero=2, rule="adahedge_grad", min_known=50, **kw)
-        n = np.full(t.size, n0 + n1)
-        return sel.select(pred[:, :1].repeat(t.size, 1), n, t, np.zeros(t.size, bool)).weights
-
-    plain, counted = weights(), weights(weights_waiting=True)
-    np.testing.assert_array_equal(plain[0], counted[0])
-    np.testing.assert_array_equal(plain[1], plain[0])
-    assert counted[1, 1] > 0.9 > plain[1, 1]
-    with pytest.raises(ValueError, match="weights_waiting"):
-        HedgeSelector(pool, safe=0, zero=2, rule="mlpoly_grad", weights_waiting=True)

@@ -58,6 +58,19 @@ def _weights_at(pred, wait, arrival, t, **kw):
     return sel.select(pred[:, :1].repeat(t.size, 1), n_before, t, np.zeros(t.size, bool))
 
 
+def _jam():
+    """Experts 0 and 1 equally good on 500 started jobs (errors of 200 s on either side),
+    then 100 jobs that arrive at 60,000 s and wait a day, answered 600 s by expert 0 and
+    20,000 s by expert 1; expert 2 is always-zero. (pred, wait, arrival)."""
+    n0, n1 = 500, 100
+    arrival = np.concatenate([np.arange(n0) * 100.0, 60000.0 + np.arange(n1)])
+    wait = np.concatenate([np.full(n0, 1000.0), np.full(n1, 86400.0)])
+    noise = np.where(np.arange(n0) % 2 == 0, 200.0, -200.0)
+    e0 = np.concatenate([1000.0 + noise, np.full(n1, 600.0)])
+    e1 = np.concatenate([1000.0 - noise, np.full(n1, 20000.0)])
+    return np.stack([e0, e1, np.zeros(n0 + n1)]), wait, arrival
+
+
 def test_an_expert_whose_short_answers_the_waiting_jobs_outlived_loses_weight_before_they_start():
     """Experts 0 and 1 are equally good on 500 started jobs. Then 100 jobs arrive and wait a
     day; expert 0 answered them 600 s, expert 1 20,000 s. Two hours in, expert 0 has certainly
@@ -65,13 +78,7 @@ def test_an_expert_whose_short_answers_the_waiting_jobs_outlived_loses_weight_be
     expert 1, the plain ones (only started jobs) do not move. With no job waiting both
     weights are equal to the bit; 50 s into the jam only always-zero's answers (0 s) have
     been outlived, so only its weight falls."""
-    n0, n1 = 500, 100
-    arrival = np.concatenate([np.arange(n0) * 100.0, 60000.0 + np.arange(n1)])
-    wait = np.concatenate([np.full(n0, 1000.0), np.full(n1, 86400.0)])
-    noise = np.where(np.arange(n0) % 2 == 0, 200.0, -200.0)
-    e0 = np.concatenate([1000.0 + noise, np.full(n1, 600.0)])
-    e1 = np.concatenate([1000.0 - noise, np.full(n1, 20000.0)])
-    pred = np.stack([e0, e1, np.zeros(n0 + n1)])
+    pred, wait, arrival = _jam()
     t = np.array([55000.0, 60050.0, 60100.0 + 7200.0])  # before the jam, in it, 2 h in
     plain = _weights_at(pred, wait, arrival, t)
     counted = _weights_at(pred, wait, arrival, t, weights_waiting=True)
@@ -88,3 +95,20 @@ def test_the_counting_weights_need_adahedge():
     with pytest.raises(ValueError, match="adahedge"):
         HedgeSelector(_pool(pred, wait, np.arange(60.0)), safe=0, zero=2,
                       rule="flipflop", weights_waiting=True)  # fmt: skip
+
+
+def test_the_gradient_weights_counting_waiting_jobs_move_before_those_jobs_start():
+    """The same jam under AdaHedge on linearised losses (``rule="adahedge_grad"``): the mix
+    answered the jam's jobs about 10,000 s. Four hours in, every one has outwaited the mix,
+    which certainly answered short, and the expert answering longer certainly does better
+    on its tangent (``waiting.WaitingTangent``). With no job waiting the weights equal the
+    plain gradient rule's to the bit, and the plain rule does not move."""
+    pred, wait, arrival = _jam()
+    t = np.array([55000.0, 60100.0 + 4 * 3600.0])
+    plain = _weights_at(pred, wait, arrival, t, rule="adahedge_grad").weights
+    counted = _weights_at(pred, wait, arrival, t, rule="adahedge_grad", weights_waiting=True)
+    np.testing.assert_array_equal(plain[0], counted.weights[0])
+    np.testing.assert_array_equal(plain[1], plain[0])
+    assert counted.weights[1, 1] > 0.9 > plain[1, 1]
+    with pytest.raises(ValueError, match="weights_waiting"):
+        _weights_at(pred, wait, arrival, t, rule="mlpoly_grad", weights_waiting=True)
