@@ -8,7 +8,8 @@ flattened once into arrays and all trees are walked together, one numpy step per
 
     node <- left[node] if (x[feature[node]] <= threshold[node]        (x not NaN)
                            or missing_go_to_left[node])               (x NaN)
-            else right[node],            until every node is a leaf;
+            else right[node],            until every node is a leaf
+                                         (a leaf's children are itself);
     y = ((baseline + value[leaf_1]) + value[leaf_2]) + ...           (trees in fit order)
 
 which is scikit-learn's own rule (``_predict_one_from_raw_data``) and its own summation
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -47,18 +49,33 @@ class FlatTrees:
     baseline: float
 
     def walk(self, x: np.ndarray) -> np.ndarray:
-        """The leaf value each row of ``x`` reaches in each tree, (rows, trees)."""
+        """The leaf value each row of ``x`` reaches in each tree, (rows, trees).
+
+        Each level reads every (row, tree)'s next node from :attr:`child` at ``2 node +
+        right``, a leaf's two children being itself, so no node needs a mask; the walk stops
+        once every one is a leaf. ``right`` is ``not x <= threshold`` (true for a NaN), and
+        only when ``x`` holds a NaN is it corrected by the node's ``missing_left``."""
         x = np.asarray(x, dtype=np.float64)
+        flat_x = x.ravel()
+        at_row = (np.arange(x.shape[0]) * x.shape[1])[:, None]
         node = np.broadcast_to(self.roots, (x.shape[0], self.roots.size)).copy()
-        rows = np.arange(x.shape[0])[:, None]
-        live = ~self.leaf[node]
-        while live.any():
-            v = x[rows, self.feature[node]]
-            go_left = np.where(np.isnan(v), self.missing_left[node], v <= self.threshold[node])
-            child = np.where(go_left, self.left[node], self.right[node])
-            node = np.where(live, child, node)
-            live = ~self.leaf[node]
+        nan = bool(np.isnan(flat_x).any())
+        child, feature, threshold, leaf = self.child, self.feature, self.threshold, self.leaf
+        while not leaf[node].all():
+            v = flat_x[at_row + feature[node]]
+            right = ~(v <= threshold[node])
+            if nan:
+                right &= ~(np.isnan(v) & self.missing_left[node])
+            node = child[2 * node + right]
         return self.value[node]
+
+    @cached_property
+    def child(self) -> np.ndarray:
+        """(2 nodes,) each node's left then right child; a leaf's are itself."""
+        own = np.arange(self.feature.size)
+        return np.column_stack(
+            [np.where(self.leaf, own, self.left), np.where(self.leaf, own, self.right)]
+        ).ravel()
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """The model's prediction for the rows of ``x`` (module docstring)."""
