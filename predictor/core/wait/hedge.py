@@ -8,14 +8,21 @@ Learning 32. Used by :mod:`predictor.core.wait.selection` (its docstring states 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.special import logsumexp
 
 
-def _rounds(losses: np.ndarray, discount: float) -> tuple[np.ndarray, np.ndarray]:
-    """The (R, m) loss matrix, checked, and the (R + 1, m) weight rows to fill."""
+def check_discount(discount: float) -> None:
+    """Refuse a discount outside (0, 1]."""
     if not 0.0 < discount <= 1.0:
         raise ValueError(f"discount must lie in (0, 1], got {discount}")
+
+
+def _rounds(losses: np.ndarray, discount: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (R, m) loss matrix, checked, and the (R + 1, m) weight rows to fill."""
+    check_discount(discount)
     loss = np.atleast_2d(np.asarray(losses, dtype=float))
     return loss, np.empty((loss.shape[0] + 1, loss.shape[1]))
 
@@ -37,9 +44,17 @@ def adahedge_states(
     """:func:`adahedge`'s weights (R + 1, m) with the state each row was computed from: the
     (discounted) cumulative losses ``L`` (R + 1, m) and mixability gap ``D`` (R + 1,), so
     that row ``r`` of the weights is ``weights_given(L[r], D[r])``."""
-    loss, out = _rounds(losses, discount)
-    r_count, m = loss.shape
-    cums, gaps = np.empty_like(out), np.empty(r_count + 1)
+    loss, _ = _rounds(losses, discount)
+    return adahedge_run(loss.shape[1], loss.shape[0], lambda r, w: loss[r], discount)
+
+
+def adahedge_run(
+    m: int, r_count: int, loss_of: Callable[[int, np.ndarray], np.ndarray], discount: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """AdaHedge over ``r_count`` rounds of ``m`` experts, round ``r``'s losses being
+    ``loss_of(r, w)`` under the weights ``w`` in force: the weights (R + 1, m), cumulative
+    losses (R + 1, m) and gaps (R + 1,) as :func:`adahedge_states`."""
+    out, cums, gaps = np.empty((r_count + 1, m)), np.empty((r_count + 1, m)), np.empty(r_count + 1)
     cum = np.zeros(m)
     gap = 0.0
     for r in range(r_count + 1):
@@ -47,7 +62,7 @@ def adahedge_states(
         out[r], cums[r], gaps[r] = w, cum, gap
         if r == r_count:
             break
-        cum, gap = adahedge_step(cum, gap, w, loss[r], discount)
+        cum, gap = adahedge_step(cum, gap, w, loss_of(r, w), discount)
     return out, cums, gaps
 
 
@@ -208,13 +223,21 @@ def ml_poly(losses: np.ndarray, discount: float = 1.0) -> np.ndarray:
     mix's); no learning rate to tune, and the losses' scale cancels. ``discount`` multiplies
     ``R`` and the sums of squares before each round as in :func:`adahedge` (the largest
     square is kept). Returns (R + 1, m) as :func:`adahedge`."""
-    loss, out = _rounds(losses, discount)
-    r_count, m = loss.shape
+    loss, _ = _rounds(losses, discount)
+    return ml_poly_run(loss.shape[1], loss.shape[0], lambda r, w: loss[r], discount)
+
+
+def ml_poly_run(
+    m: int, r_count: int, loss_of: Callable[[int, np.ndarray], np.ndarray], discount: float
+) -> np.ndarray:
+    """ML-Poly's weights (R + 1, m) over ``r_count`` rounds, round ``r``'s losses being
+    ``loss_of(r, w)`` under the weights ``w`` in force."""
+    out = np.empty((r_count + 1, m))
     state = MLPolyState(m)
     for r in range(r_count + 1):
         out[r] = w = state.weights()
         if r < r_count:
-            state.update(w, loss[r], discount)
+            state.update(w, loss_of(r, w), discount)
     return out
 
 

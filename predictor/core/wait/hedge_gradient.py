@@ -19,9 +19,11 @@ weights given the first ``r`` rounds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from predictor.core.wait.hedge import MLPolyState, adahedge_step, adahedge_weights
+from predictor.core.wait.hedge import adahedge_run, check_discount, ml_poly_run
 
 
 def linearised_losses(w: np.ndarray, pred: np.ndarray, wait: np.ndarray) -> np.ndarray:
@@ -34,14 +36,7 @@ def linearised_losses(w: np.ndarray, pred: np.ndarray, wait: np.ndarray) -> np.n
 def ml_poly_gradient(pred: np.ndarray, wait: np.ndarray, discount: float = 1.0) -> np.ndarray:
     """ML-Poly (:func:`predictor.core.wait.hedge.ml_poly`) on the linearised losses."""
     pred, wait = _rounds(pred, wait, discount)
-    m, r_count = pred.shape[:2]
-    out = np.empty((r_count + 1, m))
-    state = MLPolyState(m)
-    for r in range(r_count + 1):
-        out[r] = w = state.weights()
-        if r < r_count:
-            state.update(w, linearised_losses(w, pred[:, r], wait[r]), discount)
-    return out
+    return ml_poly_run(pred.shape[0], pred.shape[1], _linearised(pred, wait), discount)
 
 
 def adahedge_gradient(pred: np.ndarray, wait: np.ndarray, discount: float = 1.0) -> np.ndarray:
@@ -57,32 +52,22 @@ def adahedge_gradient_states(
     :func:`predictor.core.wait.hedge.adahedge_states` (row ``r`` is
     ``weights_given(L[r], D[r])``)."""
     pred, wait = _rounds(pred, wait, discount)
-    m, r_count = pred.shape[:2]
-    out, cums, gaps = np.empty((r_count + 1, m)), np.empty((r_count + 1, m)), np.empty(r_count + 1)
-    cum, gap = np.zeros(m), 0.0
-    for r in range(r_count + 1):
-        out[r] = w = adahedge_weights(cum, gap, m)
-        cums[r], gaps[r] = cum, gap
-        if r < r_count:
-            lr = linearised_losses(w, pred[:, r], wait[r])
-            cum, gap = adahedge_step(cum, gap, w, lr, discount)
-    return out, cums, gaps
+    return adahedge_run(pred.shape[0], pred.shape[1], _linearised(pred, wait), discount)
 
 
 #: the rules on linearised losses, by the name ``HedgeSelector(rule=...)`` takes
 GRADIENT_RULES = {"adahedge_grad": adahedge_gradient, "mlpoly_grad": ml_poly_gradient}
 
 
-def _checked(loss: np.ndarray, discount: float) -> np.ndarray:
-    if not 0.0 < discount <= 1.0:
-        raise ValueError(f"discount must lie in (0, 1], got {discount}")
-    return loss
+def _linearised(pred: np.ndarray, wait: np.ndarray) -> Callable[[int, np.ndarray], np.ndarray]:
+    """Round ``r``'s linearised losses under the weights ``w`` in force."""
+    return lambda r, w: linearised_losses(w, pred[:, r], wait[r])
 
 
 def _rounds(pred: np.ndarray, wait: np.ndarray, discount: float) -> tuple[np.ndarray, np.ndarray]:
+    check_discount(discount)
     pred, wait = np.asarray(pred, dtype=float), np.asarray(wait, dtype=float)
     if pred.ndim != 3 or wait.shape != pred.shape[1:]:
         raise ValueError(f"pred must be (m, R, size) and wait (R, size), got {pred.shape}, "
                          f"{wait.shape}")  # fmt: skip
-    _checked(wait, discount)
     return pred, wait

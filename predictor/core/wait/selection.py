@@ -337,22 +337,21 @@ class HedgeSelector:
         wait = p.wait_s[used].reshape(n_rounds, size)
         discount = 1.0 - size / self.memory
         self.shortfall_: WaitingShortfall | WaitingTangent | None = None
+        at, arrival, start = p.pred_s[:, inside], p.arrival_s[inside], p.start_s[inside]
         if self.rule in GRADIENT_RULES and not self.weights_waiting:
             self.weights_ = GRADIENT_RULES[self.rule](pred, wait, discount)
         elif self.rule in GRADIENT_RULES:  # adahedge_grad: the certain tangent losses
             states = adahedge_gradient_states(pred, wait, discount)
             self.weights_, self.hedge_cum_, self.hedge_gap_ = states
-            at = p.pred_s[:, inside]  # linearised at the weights of the rounds known then
-            mix = np.einsum("jm,mj->j", self.weights_[self.rounds(known)], at)
-            self.shortfall_ = WaitingTangent(p.arrival_s[inside], p.start_s[inside], mix, at)
-        elif self.weights_waiting:
-            losses = np.abs(pred - wait).mean(axis=2).T
-            self.weights_, self.hedge_cum_, self.hedge_gap_ = adahedge_states(losses, discount)
-            self.shortfall_ = WaitingShortfall(
-                p.arrival_s[inside], p.start_s[inside], p.pred_s[:, inside]
-            )
+            mix = _mix(self.weights_[self.rounds(known)], at)  # at the rounds known then
+            self.shortfall_ = WaitingTangent(arrival, start, mix, at)
         else:
-            self.weights_ = WEIGHT_RULES[self.rule](np.abs(pred - wait).mean(axis=2).T, discount)
+            losses = np.abs(pred - wait).mean(axis=2).T
+            if not self.weights_waiting:
+                self.weights_ = WEIGHT_RULES[self.rule](losses, discount)
+                return
+            self.weights_, self.hedge_cum_, self.hedge_gap_ = adahedge_states(losses, discount)
+            self.shortfall_ = WaitingShortfall(arrival, start, at)
 
     def _prepare_prod(self, rule: np.ndarray, known: np.ndarray) -> None:
         """Prod shares per round of known pool jobs (start order): the rule against the safe
@@ -418,7 +417,7 @@ class HedgeSelector:
         """(1 + k, n) the mix (``weights``: :meth:`mix_weights`) and the fallback's k experts
         (the safe one and zero, or all), each capped at the longest known wait."""
         cap = self.max_known_[known]
-        mix = np.einsum("jm,mj->j", weights, pred)
+        mix = _mix(weights, pred)
         return np.minimum(np.vstack([mix, pred[self.option_experts_]]), cap)
 
     def _fallback(self, known: np.ndarray, known_at_s: np.ndarray) -> np.ndarray:
@@ -572,6 +571,11 @@ class HedgeSelector:
                 recent_zero_aae_s=np.where(count > 0, plan.zero_err / count, np.nan),
                 share=share,
             )  # fmt: skip
+
+
+def _mix(weights: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """(n,) each target's mix: its weights (n, m) times its experts' predictions (m, n)."""
+    return np.einsum("jm,mj->j", weights, pred)
 
 
 def _cumsum0(x: np.ndarray) -> np.ndarray:
