@@ -27,7 +27,8 @@ lowest mean ``vs_best``, then today's default. Each variant is also replayed wit
 meta-levels of :data:`~predictor.core.wait.selection.METAS` in place of the guard
 (``+meta_abprod``, ``+meta_abprod_safe``: (A,B)-Prod against zero, or against the safe
 expert and then zero; ``+meta_track``: Fixed-Share over the rule, the safe expert and zero),
-and ``--among fourth`` (or ``fifth``) restricts the replay and the choice to :data:`AMONG`.
+and ``--among fourth`` (or a later pass: ``fifth`` ... ``eleventh``) restricts the replay and
+the choice to :data:`AMONG`.
 """
 
 from __future__ import annotations
@@ -97,6 +98,16 @@ AMONG = {
         "adahedge+fallback_all+waiting+waiting_weights",
         "adahedge_grad+fallback_all+waiting",
         "adahedge_grad+fallback_all+waiting+waiting_weights",
+    ),
+    #: the eleventh pass's (docs/results.md, "Eleventh pass"), fixed and committed before its
+    #: dev runs, after the tenth's: the eighth pass's choice (today's default), the tenth's dev
+    #: choice, and AdaHedge over the experts and the linearised mix as one more expert
+    #: (``predictor.core.wait.hedge_stacked``), with and without the waiting weights
+    "eleventh": (
+        "adahedge+fallback_all+waiting+waiting_weights",
+        "adahedge_grad+fallback_all+waiting+waiting_weights",
+        "adahedge_stacked+fallback_all+waiting",
+        "adahedge_stacked+fallback_all+waiting+waiting_weights",
     ),
 }
 #: today's default variant (the tie-break of ``--choose``; the eighth pass's choice)

@@ -26,7 +26,9 @@ most the weighted mean of theirs. Every answer is capped at the longest wait kno
 an expert's wild answer (one a small weight still lets through) cannot then cost more.
 ``rule`` names other weights over the same rounds (:data:`RULES`): FlipFlop, Fixed-Share
 and ML-Poly (:mod:`predictor.core.wait.hedge`), and AdaHedge or ML-Poly fed the tangent of
-the mix's error instead of the experts' errors (:mod:`predictor.core.wait.hedge_gradient`).
+the mix's error instead of the experts' errors (:mod:`predictor.core.wait.hedge_gradient`),
+or AdaHedge over the experts and that linearised mix as one more expert
+(:mod:`predictor.core.wait.hedge_stacked`).
 
 **Fallback.** A target whose state lies outside the tuning part's (``outside``) is answered
 by the option among (mix, the ``safe`` expert, always-zero) with the lowest AAE over the last
@@ -75,7 +77,10 @@ With ``rule="adahedge_grad"`` (AdaHedge on linearised losses) the certain part i
 tangent's: once a waiting job has outwaited the mix's answer (linearised at the weights of the
 rounds known at its arrival), the mix certainly answered short, and each expert's tangent
 loss is known but for a term shared by all, which the weights ignore
-(:class:`~predictor.core.wait.waiting.WaitingTangent`).
+(:class:`~predictor.core.wait.waiting.WaitingTangent`). With ``rule="adahedge_stacked"``
+the linearised mix is one more expert: its answer on a waiting job (at the gradient rule's
+weights of the rounds known at the job's arrival) counts its certain error like any
+expert's, and the ``m + 1`` weights fold into the experts' as every round's do.
 
 **Meta-level** (``meta``). ``"guard"`` is the guard above. ``"abprod"`` replaces it by
 (A,B)-Prod (:mod:`predictor.core.wait.prod`): ``A`` is the rule (mix or fallback), ``B``
@@ -107,6 +112,7 @@ from predictor.core.wait.hedge import (
     weights_given,
 )
 from predictor.core.wait.hedge_gradient import GRADIENT_RULES, adahedge_gradient_states
+from predictor.core.wait.hedge_stacked import STACKED_RULES, adahedge_stacked_states, fold
 from predictor.core.wait.prod import ab_prod_share, round_losses
 from predictor.core.wait.waiting import (
     WaitingError,
@@ -134,11 +140,12 @@ GUARD_ANSWERS = ("zero", "recent_best")
 #: Fixed-Share over the rule, the safe expert and zero
 METAS = ("guard", "abprod", "abprod_safe", "track")
 FALLBACK_AMONG = ("safe", "all")
-#: every weight rule: on the rounds' losses (:data:`WEIGHT_RULES`) or on their linearised
-#: losses (:data:`~predictor.core.wait.hedge_gradient.GRADIENT_RULES`)
-RULES = (*WEIGHT_RULES, *GRADIENT_RULES)
+#: every weight rule: on the rounds' losses (:data:`WEIGHT_RULES`), on their linearised
+#: losses (:data:`~predictor.core.wait.hedge_gradient.GRADIENT_RULES`), or on both
+#: (:data:`~predictor.core.wait.hedge_stacked.STACKED_RULES`)
+RULES = (*WEIGHT_RULES, *GRADIENT_RULES, *STACKED_RULES)
 #: the rules whose weights can count the waiting jobs' certain losses (``weights_waiting``)
-WAITING_WEIGHT_RULES = ("adahedge", "adahedge_grad")
+WAITING_WEIGHT_RULES = ("adahedge", "adahedge_grad", "adahedge_stacked")
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
 
@@ -217,7 +224,9 @@ class HedgeSelector:
     round_size, window, guard_window, min_known, memory : module docstring (in pool jobs).
     rule : the weights, a name of :data:`RULES`: ``"adahedge"`` (:func:`adahedge`),
         ``"flipflop"`` (:func:`flipflop`), ``"mlpoly"``, or one on linearised losses
-        (``"adahedge_grad"``, ``"mlpoly_grad"``: :mod:`predictor.core.wait.hedge_gradient`).
+        (``"adahedge_grad"``, ``"mlpoly_grad"``: :mod:`predictor.core.wait.hedge_gradient`),
+        or AdaHedge over the experts and their linearised mix (``"adahedge_stacked"``:
+        :mod:`predictor.core.wait.hedge_stacked`).
     guard_answer : what a fired guard answers, ``"zero"`` or ``"recent_best"`` (module
         docstring).
     fallback_among : the fallback's options besides the mix, ``"safe"`` (the safe expert and
@@ -337,8 +346,18 @@ class HedgeSelector:
         wait = p.wait_s[used].reshape(n_rounds, size)
         discount = 1.0 - size / self.memory
         self.shortfall_: WaitingShortfall | WaitingTangent | None = None
+        self.stack_grad_: np.ndarray | None = None
         at, arrival, start = p.pred_s[:, inside], p.arrival_s[inside], p.start_s[inside]
-        if self.rule in GRADIENT_RULES and not self.weights_waiting:
+        if self.rule in STACKED_RULES and not self.weights_waiting:
+            self.weights_ = STACKED_RULES[self.rule](pred, wait, discount)
+        elif self.rule in STACKED_RULES:  # the linearised mix's certain losses as an expert's
+            ext, self.hedge_cum_, self.hedge_gap_, grad = adahedge_stacked_states(
+                pred, wait, discount
+            )
+            self.weights_, self.stack_grad_ = fold(ext, grad), grad
+            mix = _mix(grad[self.rounds(known)], at)  # at the rounds known at each arrival
+            self.shortfall_ = WaitingShortfall(arrival, start, np.vstack([at, mix]))
+        elif self.rule in GRADIENT_RULES and not self.weights_waiting:
             self.weights_ = GRADIENT_RULES[self.rule](pred, wait, discount)
         elif self.rule in GRADIENT_RULES:  # adahedge_grad: the certain tangent losses
             states = adahedge_gradient_states(pred, wait, discount)
@@ -411,7 +430,8 @@ class HedgeSelector:
         if self.shortfall_ is None:
             return self.weights_[r]
         certain = self.shortfall_(np.asarray(at_s, dtype=float)).T / self.round_size
-        return weights_given(self.hedge_cum_[r] + certain, self.hedge_gap_[r])
+        weights = weights_given(self.hedge_cum_[r] + certain, self.hedge_gap_[r])
+        return weights if self.stack_grad_ is None else fold(weights, self.stack_grad_[r])
 
     def _options(self, pred: np.ndarray, known: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """(1 + k, n) the mix (``weights``: :meth:`mix_weights`) and the fallback's k experts
