@@ -216,7 +216,7 @@ def accuracy_body(
                              _nan(recent["recent_mean_wait_s"]))  # fmt: skip
         body["wait"] = _clean(wait.as_dict())
     ctx = bundle.runtime_ctx
-    key = int(np.count_nonzero(ctx.known_end_s <= at))  # the recent set moves as jobs end
+    key = ctx.ended_by(at)  # the recent set moves as jobs end
     cache = bundle.__dict__.setdefault("_runtime_accuracy", {})  # lives with the bundle
 
     def compute() -> Any:

@@ -120,6 +120,14 @@ def test_recent_runtime_accuracy_scores_only_jobs_ended_by_the_instant():
     assert early.jobs == 0 and not early.better_than_requested
 
 
+def test_the_ends_known_by_an_instant_are_counted_as_over_the_whole_log():
+    ctx = build_context(synthetic_log(500, seed=7), 128, n_tune=200)
+    ends = ctx.known_end_s
+    instants = np.concatenate([ends[::7], ends[::11] - 0.5, [-1.0, ends.max() + 1.0]])
+    for t in instants:  # ties at an end included: an end at t is known at t
+        assert ctx.ended_by(float(t)) == np.count_nonzero(ends <= t)
+
+
 def test_runtime_auto_states_calibrated_probabilities_and_keeps_the_chosen_point():
     ctx = build_context(synthetic_log(500, seed=5), 128, n_tune=300)
     plain, calibrated = make_method("auto"), make_method("auto")

@@ -178,6 +178,15 @@ class RuntimeContext:
             self.settled_from is not None and t > self.settled_from[0] and t >= self.settled_from[1]
         )
 
+    def ended_by(self, t: float) -> int:
+        """How many jobs' ends are known by ``t`` (``count(known_end_s <= t)``), by bisection
+        on a sorted copy taken once: the count over the whole log cost O(jobs) a request."""
+        return int(np.searchsorted(self._known_end_sorted, t, "right"))
+
+    @cached_property
+    def _known_end_sorted(self) -> np.ndarray:
+        return np.sort(self.known_end_s)
+
     @cached_property
     def settled_from(self) -> tuple[float, float] | None:
         """(last known end, last submission) of the history, taken once (None: empty)."""
