@@ -14,7 +14,8 @@ with always-zero among the experts.
    Its error becomes known when the job starts.
 3. **Rule** (:mod:`predictor.core.wait.selection`): AdaHedge weights (or FlipFlop, or
    Fixed-Share, which tracks a best method that changes, or ML-Poly, or AdaHedge or ML-Poly on
-   linearised losses, which find a mix better than every expert) over rounds of
+   linearised losses, which find a mix better than every expert, or AdaHedge over the experts
+   and that mix) over rounds of
    ``round_size`` started pool jobs; the answer is the weighted mean. A target whose state
    lies beyond the tuning part's (its user's waiting jobs, or the queue's, above the largest
    seen there: the HPC2N user who queued 2,414 jobs when the tuning part never saw more than
@@ -79,7 +80,8 @@ class AutoWait(WaitEstimator):
         chosen there among the sixth pass's two variants, "Sixth pass"; ``weights_waiting``
         chosen there among the eighth pass's two, "Eighth pass"; ``rule="adahedge_grad"``,
         chosen there in the tenth pass, lost "within 2%" on lublin-aaroh's test part, so
-        ``adahedge`` stays: "Ninth and tenth passes").
+        ``adahedge`` stays: "Ninth and tenth passes"; so did ``rule="adahedge_stacked"``,
+        chosen there in the eleventh pass: "Eleventh pass").
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
