@@ -35,17 +35,18 @@ def _ctx(jobs: pd.DataFrame, n_tune: int) -> WaitContext:
     return WaitContext(jobs, compute_state(jobs), n_tune, 128)
 
 
-def _auto() -> AutoWait:
+def _auto(rule: str = "adahedge") -> AutoWait:
     return AutoWait(
         candidates=("median", "gbm", "zero"), safe="median", round_size=5, min_known=10,
-        n_validation=80, make=make_method,
+        n_validation=80, make=make_method, rule=rule,
     )  # fmt: skip
 
 
-def test_auto_names_what_answered_and_is_causal():
+@pytest.mark.parametrize("rule", ["adahedge", "adahedge_grad", "adahedge_stacked"])
+def test_auto_names_what_answered_and_is_causal(rule):
     jobs = make_jobs(900, seed=4)
     targets = np.arange(300, 700, 3)
-    before = _auto().fit(_ctx(jobs, 200)).predict_rows(targets)
+    before = _auto(rule).fit(_ctx(jobs, 200)).predict_rows(targets)
     assert set(before.predictor) <= {"mix", "guard:zero"} | {
         f"fallback:{o}" for o in ("mix", "median", "gbm", "zero")
     }
@@ -56,7 +57,7 @@ def test_auto_names_what_answered_and_is_causal():
     )
     later = jobs.copy()
     later.loc[700:, "wait_time"] = 1e6
-    after = _auto().fit(_ctx(later, 200)).predict_rows(targets)
+    after = _auto(rule).fit(_ctx(later, 200)).predict_rows(targets)
     np.testing.assert_array_equal(before.wait_s, after.wait_s)
     np.testing.assert_array_equal(before.predictor, after.predictor)
 
