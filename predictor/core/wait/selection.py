@@ -348,15 +348,13 @@ class HedgeSelector:
         self.shortfall_: WaitingShortfall | WaitingTangent | None = None
         self.stack_grad_: np.ndarray | None = None
         at, arrival, start = p.pred_s[:, inside], p.arrival_s[inside], p.start_s[inside]
-        if self.rule in STACKED_RULES and not self.weights_waiting:
-            self.weights_ = STACKED_RULES[self.rule](pred, wait, discount)
-        elif self.rule in STACKED_RULES:  # the linearised mix's certain losses as an expert's
-            ext, self.hedge_cum_, self.hedge_gap_, grad = adahedge_stacked_states(
-                pred, wait, discount
-            )
-            self.weights_, self.stack_grad_ = fold(ext, grad), grad
-            mix = _mix(grad[self.rounds(known)], at)  # at the rounds known at each arrival
-            self.shortfall_ = WaitingShortfall(arrival, start, np.vstack([at, mix]))
+        if self.rule in STACKED_RULES:
+            ext, cum, gap, grad = adahedge_stacked_states(pred, wait, discount)
+            self.weights_ = fold(ext, grad)
+            if self.weights_waiting:  # the linearised mix's certain losses as an expert's
+                self.hedge_cum_, self.hedge_gap_, self.stack_grad_ = cum, gap, grad
+                mix = _mix(grad[self.rounds(known)], at)  # at the rounds known at each arrival
+                self.shortfall_ = WaitingShortfall(arrival, start, np.vstack([at, mix]))
         elif self.rule in GRADIENT_RULES and not self.weights_waiting:
             self.weights_ = GRADIENT_RULES[self.rule](pred, wait, discount)
         elif self.rule in GRADIENT_RULES:  # adahedge_grad: the certain tangent losses
