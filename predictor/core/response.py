@@ -30,15 +30,24 @@ def response_rangeset(
 ) -> RangeSet:
     """Response-time rangeSet of a job: its wait (seconds or a rangeSet) plus its runtime.
 
-    Returns ranges sorted by low with probabilities summing to 1; ``level`` and ``support``
-    are the runtime's.
+    Returns ranges sorted by low. Each keeps the probability the product gives it, so they sum
+    to the wait's total times the runtime's, less the ranges the cap drops: a calibrated
+    runtime's probabilities sum to the chance that the runtime lies in some range
+    (docs/runtime.md), and the response states that same chance rather than 1. The point is
+    the wait's point plus the runtime's (``predicted end = start + runtime``); ``level`` and
+    ``support`` are the runtime's.
     """
+    point = (wait.point_s if isinstance(wait, RangeSet) else max(float(wait), 0.0)) + (
+        runtime.point_s
+    )
     wait = wait if isinstance(wait, RangeSet) else wait_rangeset(wait)
     low = (wait.low_s[:, None] + runtime.low_s[None, :]).ravel()
     high = (wait.high_s[:, None] + runtime.high_s[None, :]).ravel()
     prob = (wait.probability[:, None] * runtime.probability[None, :]).ravel()
     m_low, m_high, group = merge_ranges(low, high, merge_overlap)
     m_prob = np.bincount(group, weights=prob, minlength=m_low.size)
-    m_low, m_high, m_prob = cap_ranges(m_low, m_high, m_prob, max_ranges)
+    m_low, m_high, m_prob = cap_ranges(m_low, m_high, m_prob, max_ranges, renormalise=False)
     m_low, m_high, m_prob = make_disjoint(m_low, m_high, m_prob)
-    return RangeSet(m_low, m_high, m_prob, level=runtime.level, support=runtime.support)
+    return RangeSet(
+        m_low, m_high, m_prob, level=runtime.level, support=runtime.support, point=point
+    )

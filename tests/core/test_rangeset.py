@@ -206,6 +206,31 @@ def test_response_time_of_wait_ranges_multiplies_probabilities_and_merges() -> N
     )
 
 
+def test_response_of_a_calibrated_runtime_keeps_its_probabilities_and_point() -> None:
+    """A calibrated runtime rangeSet sums to the chance that the runtime lies in some range
+    (here 0.5): the response states the same chance, not 1, and its point is the wait plus
+    the runtime's own point (the answer's predicted end less its start)."""
+    from predictor.core.response import response_rangeset
+
+    runtime = RangeSet(
+        np.array([10.0, 100.0]), np.array([20.0, 120.0]), np.array([0.2, 0.3]), point=90.0
+    )
+    resp = response_rangeset(runtime, 50.0)
+    np.testing.assert_allclose(resp.probability, [0.2, 0.3])
+    assert resp.probability.sum() == pytest.approx(0.5)
+    assert resp.point_s == pytest.approx(140.0)
+
+
+def test_response_cap_drops_the_least_probable_ranges_without_inflating_the_rest() -> None:
+    from predictor.core.response import response_rangeset
+
+    lows = np.arange(6) * 100.0
+    runtime = RangeSet(lows, lows + 10.0, np.array([0.3, 0.25, 0.2, 0.1, 0.1, 0.05]))
+    resp = response_rangeset(runtime, 5.0, max_ranges=3)
+    np.testing.assert_allclose(resp.low_s, [5.0, 105.0, 205.0])
+    np.testing.assert_allclose(resp.probability, [0.3, 0.25, 0.2])  # 0.75 in all, not 1
+
+
 def test_make_disjoint_cuts_partial_overlaps_at_their_midpoint() -> None:
     from predictor.core.runtime.rangeset import make_disjoint
 

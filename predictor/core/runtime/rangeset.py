@@ -213,12 +213,17 @@ def range_probabilities(
 
 
 def cap_ranges(
-    low: np.ndarray, high: np.ndarray, prob: np.ndarray, max_ranges: int = 25
+    low: np.ndarray,
+    high: np.ndarray,
+    prob: np.ndarray,
+    max_ranges: int = 25,
+    renormalise: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Keep the ``max_ranges`` most probable ranges, renormalise, sort by low."""
+    """Keep the ``max_ranges`` most probable ranges, sort by low, and renormalise them to sum
+    to 1 (``renormalise=False``: each keeps its own probability)."""
     keep = np.sort(np.argsort(-prob, kind="stable")[:max_ranges])
     p = prob[keep]
-    return low[keep], high[keep], p / p.sum()
+    return low[keep], high[keep], p / p.sum() if renormalise else p
 
 
 def clip_ranges(
