@@ -30,6 +30,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from predictor.core.state import histograms as hg
 from predictor.core.state.sweep import StateSweep
 from predictor.core.wait import apq_batch as batch
 from predictor.core.wait import apq_distance as dist
@@ -55,6 +56,7 @@ class Target:
     t: float
     n_before: int
     values: list[np.ndarray] | None = None  # exact value sets, for hist_mode="union"
+    shared: bool = False  # at a snapshot: the instant's histogram distances are kept (apq_instant)
 
 
 @dataclass
@@ -183,8 +185,7 @@ class APQ(WaitEstimator):
         )
         spread, hd = np.nan, None
         if (modes is not None and "distributions" in modes) or (modes is None and thr < np.inf):
-            hd = self._hist_distances(idx, tgt, rows)
-            spread = dist.distribution_spread(hd)
+            hd, spread = self._hist_distances(idx, tgt, rows)
         if modes is None:
             modes = ("distributions",) if hd is not None and spread > thr else ("summaries",)
         only = None if chains else self.chosen()[1]  # a prediction reads the chosen k only
@@ -199,11 +200,26 @@ class APQ(WaitEstimator):
             )
         return out, spread, len(rows)
 
-    def _hist_distances(self, idx: HistoryIndex, tgt: Target, rows: np.ndarray) -> np.ndarray:
+    def _hist_distances(
+        self, idx: HistoryIndex, tgt: Target, rows: np.ndarray
+    ) -> tuple[np.ndarray, float]:
+        """(m, 6) normalised histogram distances and their spread. At a snapshot the four
+        kinds the request does not change come from the instant's kept columns
+        (:mod:`predictor.core.wait.apq_instant`): the same numbers."""
         if self.params.hist_mode == "union":
             values = tgt.values if tgt.values is not None else []
-            return dist.hist_distances_union(values, idx.sweep, rows, self.params.hist_bins)
-        return dist.hist_distances_fixed(tgt.hist, idx.block(tgt.queue, tgt.t, tgt.n_before).hist)
+            hd = dist.hist_distances_union(values, idx.sweep, rows, self.params.hist_bins)
+            return hd, dist.distribution_spread(hd)
+        block = idx.block(tgt.queue, tgt.t, tgt.n_before)
+        if not tgt.shared or not len(rows):
+            hd = dist.hist_distances_fixed(tgt.hist, block.hist)
+            return hd, dist.distribution_spread(hd)
+        kept, kept_std = idx.instant.get(block.key, tgt.hist, block.hist)
+        own = dist.hist_distances_kinds(tgt.hist, block.hist, hg.REQUEST_KINDS)
+        hd = np.empty((len(own), hg.N_HIST))
+        hd[:, hg.REQUEST_KINDS] = own
+        hd[:, hg.INSTANT_KINDS] = kept
+        return hd, dist.spread_of(np.concatenate([own.std(axis=0), kept_std]))
 
     def _answer(
         self,
@@ -359,6 +375,7 @@ class APQ(WaitEstimator):
             float(targets.known_at_s[k]),
             int(targets.n_before[k]),
             targets.values(k) if union else None,
+            shared=targets.rows is None,
         )
 
     def _predict_one(self, idx: HistoryIndex, targets: WaitTargets, k: int, out: _Out) -> None:

@@ -95,6 +95,15 @@ def hist_distances_fixed(target_hist: np.ndarray, history_hist: np.ndarray) -> n
     return normalise_columns(hg.chi2_fixed(target_hist, history_hist).astype(float))
 
 
+def hist_distances_kinds(
+    target_hist: np.ndarray, history_hist: np.ndarray, kinds: slice
+) -> np.ndarray:
+    """(m, len(kinds)) the columns ``kinds`` of :func:`hist_distances_fixed`: the same
+    numbers (each column's distances and its normalisation are computed on their own)."""
+    chi2 = hg.chi2_fixed(target_hist[kinds], history_hist[:, kinds, :])
+    return normalise_columns(chi2.astype(float))
+
+
 def hist_distances_union(
     target_values: list[np.ndarray], sweep: Any, rows: np.ndarray, bins: int
 ) -> np.ndarray:
@@ -136,3 +145,11 @@ def combine(d: np.ndarray, w: np.ndarray) -> np.ndarray:
 def distribution_spread(hist_d: np.ndarray) -> float:
     """How distinct the histograms are: mean over the six of the std of normalised distances."""
     return float(hist_d.std(axis=0).mean()) if len(hist_d) else 0.0
+
+
+def spread_of(column_std: np.ndarray) -> float:
+    """:func:`distribution_spread` from the six columns' std (in kind order), when they were
+    taken apart: ``hist_d[:, a].std(axis=0)`` is ``hist_d.std(axis=0)[a]`` to the bit (numpy
+    reduces a tall array along its first axis row by row, each column on its own;
+    ``tests/core/test_apq_distance.py`` checks it)."""
+    return float(column_std.mean())

@@ -21,6 +21,7 @@ import numpy as np
 
 from predictor.core.state.sweep import StateSweep
 from predictor.core.wait import apq_distance as dist
+from predictor.core.wait.apq_instant import InstantColumns
 from predictor.core.wait.params import APQParams
 from predictor.core.wait.window_extremes import BlockExtremes
 
@@ -88,6 +89,7 @@ class HistoryIndex:
         self._weights: dict[tuple[int, int], np.ndarray] = {}
         self._block: HistoryBlock | None = None
         self._local = threading.local()
+        self.instant = InstantColumns()  # histogram distances shared by an instant's requests
 
     def scratch(self, shape: tuple[int, ...]) -> np.ndarray:
         """A float array of ``shape`` reused by this thread's next target (its distances are

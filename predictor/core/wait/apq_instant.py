@@ -1,0 +1,66 @@
+"""APQ's histogram distances that depend on the instant only, kept per instant (issue 18:
+"per-instant work is done once per instant, not once per request").
+
+Four of the six state histograms are the same for every request arriving at one instant
+(``histograms.INSTANT_KINDS``: the running jobs' three, and the waiting jobs' waits, which
+the request enters as 0). Their chi-square distances to the history block's histograms, and
+the normalisation of each column by its largest value, are therefore the same for every
+request asked about that instant; only the two kinds the request enters (its requested time
+and processors among the waiting jobs') are computed per request. Each column is computed on
+its own in both cases, so the numbers are the ones
+:func:`predictor.core.wait.apq_distance.hist_distances_fixed` gives, to the bit.
+
+The kept columns are keyed by the history block (its queue and rows) and the four histograms
+themselves, so two instants with the same queue contents share them and a changed queue never
+reads another's. A small LRU bounded by bytes: at HPC2N's 4,000-job history an entry is
+128 kB (four float64 columns), so the default keeps 384 instants, a trace browsed at a few
+hundred instants or a live site's "now" between two queue changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from predictor.core.state import histograms as hg
+from predictor.core.wait import apq_distance as dist
+
+MAX_BYTES = 48 * 2**20
+
+
+class InstantColumns:
+    """(m, 4) normalised distances of the instant's histograms to a block's, and their
+    column std (for the spread), kept per (block, histograms)."""
+
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.hits = self.misses = 0
+        self._kept: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(
+        self, block_key: tuple, target_hist: np.ndarray, history_hist: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, their std along the rows) for ``target_hist``'s instant kinds against
+        ``history_hist`` (the block ``block_key``'s histograms, (m, 6, B))."""
+        key = (block_key, target_hist[hg.INSTANT_KINDS].tobytes())
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                self.hits += 1
+                return found
+        cols = dist.hist_distances_kinds(target_hist, history_hist, hg.INSTANT_KINDS)
+        made = (cols, cols.std(axis=0))
+        with self._lock:
+            self.misses += 1
+            if key not in self._kept:
+                self._kept[key] = made
+                self.bytes += cols.nbytes
+            while self.bytes > self.max_bytes and len(self._kept) > 1:
+                _, (old, _) = self._kept.popitem(last=False)
+                self.bytes -= old.nbytes
+        return made
