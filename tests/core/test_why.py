@@ -12,7 +12,7 @@ import pytest
 
 from predictor.core.why.explain import explain
 from predictor.core.why.queue import QueueState, estimates
-from predictor.core.why.sooner import min_saving_s, sooner
+from predictor.core.why.sooner import held_after, min_saving_s, sooner
 
 
 def state(running: list[tuple[float, int]], queued: list[tuple[int, float]], mp: int = 100):
@@ -224,3 +224,23 @@ def test_explanations_with_kept_runs_equal_those_without():
             assert (a.reason, a.start_s, a.alone_start_s) == (b.reason, b.start_s, b.alone_start_s)
             assert a.ahead.queued_start_s.tobytes() == b.ahead.queued_start_s.tobytes()
             assert a.ahead.queued_end_s.tobytes() == b.ahead.queued_end_s.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_processors_held_after_each_step_equal_the_mask_sums(dtype):
+    """``held_after`` (a sort and a bisection) gives the (times x jobs) mask's sums exactly,
+    ties, empty sets and a queued job ending before its start included."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        r, q, t = rng.integers(0, 25, 3)
+        times = np.unique(rng.integers(0, 60, t).astype(float))
+        ends, procs = rng.integers(0, 50, r).astype(float), rng.integers(1, 500, r).astype(dtype)
+        running = (ends[None, :] > times[:, None]) @ procs
+        got = held_after(ends, procs, times)
+        assert got.dtype == running.dtype
+        np.testing.assert_array_equal(got, running)
+        start = rng.integers(0, 50, q).astype(float)
+        end, qp = start + rng.integers(-5, 30, q), rng.integers(1, 300, q).astype(dtype)
+        active = ((start[None, :] <= times[:, None]) & (end[None, :] > times[:, None])) @ qp
+        queued = held_after(np.maximum(end, start), qp, times) - held_after(start, qp, times)
+        np.testing.assert_array_equal(queued, active)
