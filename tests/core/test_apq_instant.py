@@ -32,8 +32,12 @@ def histograms(m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_columns_taken_apart_equal_the_whole_distances_and_spread(m):
     target, history = histograms(m, m)
     whole = dist.hist_distances_fixed(target, history)
-    own = dist.hist_distances_kinds(target, history, hg.REQUEST_KINDS)
-    kept = dist.hist_distances_kinds(target, history, hg.INSTANT_KINDS)
+    own = dist.hist_distances_kinds(
+        target, history[:, hg.REQUEST_KINDS], hg.REQUEST_KINDS
+    )  # a view
+    kept = dist.hist_distances_kinds(
+        target, np.ascontiguousarray(history[:, hg.INSTANT_KINDS]), hg.INSTANT_KINDS
+    )
     np.testing.assert_array_equal(own, whole[:, hg.REQUEST_KINDS])
     np.testing.assert_array_equal(kept, whole[:, hg.INSTANT_KINDS])
     parts = np.concatenate([own.std(axis=0), kept.std(axis=0)])
@@ -42,28 +46,39 @@ def test_columns_taken_apart_equal_the_whole_distances_and_spread(m):
 
 def test_an_instant_is_computed_once_and_another_instant_is_not_read_from_it():
     target, history = histograms(300, 3)
+    asked = []
+
+    def kinds(which: slice) -> np.ndarray:
+        asked.append(which)
+        return np.ascontiguousarray(history[:, which])
+
     cache = InstantColumns()
-    first = cache.get(("q", 0, 300), target, history)
-    again = cache.get(("q", 0, 300), target.copy(), history)
+    first = cache.get(("q", 0, 300), target, kinds)
+    again = cache.get(("q", 0, 300), target.copy(), kinds)
     assert again[0] is first[0] and (cache.hits, cache.misses) == (1, 1)
+    assert asked == [hg.INSTANT_KINDS]  # the block's histograms are gathered on a miss only
     moved = target.copy()
     moved[hg.INSTANT_KINDS.start, 0] += 0.5  # another instant: its running jobs differ
-    other = cache.get(("q", 0, 300), moved, history)
+    other = cache.get(("q", 0, 300), moved, kinds)
     assert cache.misses == 2 and not np.array_equal(other[0], first[0])
     request_only = target.copy()
     request_only[0, 0] += 0.5  # a request's own time: the instant's columns are the same
-    assert cache.get(("q", 0, 300), request_only, history)[0] is first[0]
-    assert cache.get(("q", 1, 301), target, history)[0] is not first[0]  # another block
+    assert cache.get(("q", 0, 300), request_only, kinds)[0] is first[0]
+    assert cache.get(("q", 1, 301), target, kinds)[0] is not first[0]  # another block
 
 
 def test_the_kept_columns_stay_within_their_bytes():
     target, history = histograms(1_000, 4)
+
+    def kinds(which: slice) -> np.ndarray:
+        return np.ascontiguousarray(history[:, which])
+
     entry = 1_000 * 4 * 8
     cache = InstantColumns(max_bytes=3 * entry)
     for k in range(10):
-        cache.get(("q", k, k + 1_000), target, history)
+        cache.get(("q", k, k + 1_000), target, kinds)
     assert cache.bytes <= 3 * entry and len(cache._kept) == 3
-    cache.get(("q", 9, 1_009), target, history)  # the newest is still kept
+    cache.get(("q", 9, 1_009), target, kinds)  # the newest is still kept
     assert cache.hits == 1
 
 

@@ -214,8 +214,10 @@ class APQ(WaitEstimator):
         if not tgt.shared or not len(rows):
             hd = dist.hist_distances_fixed(tgt.hist, block.hist)
             return hd, dist.distribution_spread(hd)
-        kept, kept_std = idx.instant.get(block.key, tgt.hist, block.hist)
-        own = dist.hist_distances_kinds(tgt.hist, block.hist, hg.REQUEST_KINDS)
+        kept, kept_std = idx.instant.get(block.key, tgt.hist, block.kinds_hist)
+        own = dist.hist_distances_kinds(
+            tgt.hist, block.kinds_hist(hg.REQUEST_KINDS), hg.REQUEST_KINDS
+        )
         hd = np.empty((len(own), hg.N_HIST))
         hd[:, hg.REQUEST_KINDS] = own
         hd[:, hg.INSTANT_KINDS] = kept

@@ -96,11 +96,12 @@ def hist_distances_fixed(target_hist: np.ndarray, history_hist: np.ndarray) -> n
 
 
 def hist_distances_kinds(
-    target_hist: np.ndarray, history_hist: np.ndarray, kinds: slice
+    target_hist: np.ndarray, history_kinds: np.ndarray, kinds: slice
 ) -> np.ndarray:
-    """(m, len(kinds)) the columns ``kinds`` of :func:`hist_distances_fixed`: the same
-    numbers (each column's distances and its normalisation are computed on their own)."""
-    chi2 = hg.chi2_fixed(target_hist[kinds], history_hist[:, kinds, :])
+    """(m, n) the columns ``kinds`` (n of them) of :func:`hist_distances_fixed`, from the
+    history's histograms of those kinds only, ``history_kinds`` (m, n, B): the same numbers
+    (each column's distances and its normalisation are computed on their own)."""
+    chi2 = hg.chi2_fixed(target_hist[kinds], history_kinds)
     return normalise_columns(chi2.astype(float))
 
 

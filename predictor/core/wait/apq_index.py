@@ -71,6 +71,13 @@ class HistoryBlock:
             self._hist = np.take(self.sweep.hist, self.rows, axis=0)
         return self._hist
 
+    def kinds_hist(self, kinds: slice) -> np.ndarray:
+        """(m, len(kinds), B) the rows' histograms of ``kinds`` only, contiguous (a chi-square
+        over a strided view of :attr:`hist` costs twice as much)."""
+        if self._hist is not None:
+            return np.ascontiguousarray(self._hist[:, kinds])
+        return self.sweep.hist[self.rows, kinds]
+
 
 class HistoryIndex:
     """Per-queue rows in start order, and the adaptive-weight cache, for one trace."""

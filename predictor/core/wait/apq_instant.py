@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,10 +43,11 @@ class InstantColumns:
         self._lock = threading.Lock()
 
     def get(
-        self, block_key: tuple, target_hist: np.ndarray, history_hist: np.ndarray
+        self, block_key: tuple, target_hist: np.ndarray, history: Callable[[slice], np.ndarray]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(columns, their std along the rows) for ``target_hist``'s instant kinds against
-        ``history_hist`` (the block ``block_key``'s histograms, (m, 6, B))."""
+        """(columns, their std along the rows) for ``target_hist``'s instant kinds against the
+        block ``block_key``'s histograms of those kinds, ``history(kinds)`` ((m, 4, B), asked
+        for only when they are not kept)."""
         key = (block_key, target_hist[hg.INSTANT_KINDS].tobytes())
         with self._lock:
             found = self._kept.get(key)
@@ -53,7 +55,7 @@ class InstantColumns:
                 self._kept.move_to_end(key)
                 self.hits += 1
                 return found
-        cols = dist.hist_distances_kinds(target_hist, history_hist, hg.INSTANT_KINDS)
+        cols = dist.hist_distances_kinds(target_hist, history(hg.INSTANT_KINDS), hg.INSTANT_KINDS)
         made = (cols, cols.std(axis=0))
         with self._lock:
             self.misses += 1
