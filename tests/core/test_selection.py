@@ -469,3 +469,25 @@ def test_one_plan_for_reads_and_select_answers_each_target_as_if_asked_alone(met
             np.testing.assert_array_equal(getattr(alone, field), getattr(got, field)[[j]])
         assert alone.answered_by[0] == got.answered_by[j]
     assert len(set(got.answered_by)) > 1  # the batch exercises more than one branch
+
+
+def test_one_targets_plan_is_kept_read_only_and_equals_a_fresh_one():
+    """The plan depends on the instant alone: a repeated single target gets the kept plan,
+    which equals the one computed afresh (and a batch's plans), and cannot be written to."""
+    import pickle
+
+    arrival, wait = _stream(1500, seed=9)
+    pred = np.stack([wait * 1.3, wait * 0.5, np.zeros(1500)])
+    sel = HedgeSelector(_pool(pred, wait, arrival), safe=0, zero=2, round_size=25)
+    rows = np.array([300, 900, 1400])
+    whole = sel._plan(rows, arrival[rows])
+    for k, row in enumerate(rows):
+        one = sel.plan(np.array([row]), arrival[[row]])
+        assert sel.plan(np.array([row]), arrival[[row]]) is one
+        for name, value in vars(one).items():
+            np.testing.assert_array_equal(value, getattr(whole, name)[k : k + 1])
+            assert not value.flags.writeable
+    assert sel.plan(np.array([300]), arrival[[300]] + 1.0) is not sel.plan(
+        np.array([300]), arrival[[300]]
+    )  # another instant
+    assert "_plans" not in pickle.loads(pickle.dumps(sel)).__dict__

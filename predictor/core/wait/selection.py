@@ -98,8 +98,11 @@ Fewer than ``min_known`` known pool jobs still give 0.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -146,6 +149,8 @@ FALLBACK_AMONG = ("safe", "all")
 RULES = (*WEIGHT_RULES, *GRADIENT_RULES, *STACKED_RULES)
 #: the rules whose weights can count the waiting jobs' certain losses (``weights_waiting``)
 WAITING_WEIGHT_RULES = ("adahedge", "adahedge_grad", "adahedge_stacked")
+PLANS_KEPT = 4096  # one target's plans kept per selector (HedgeSelector.plan)
+_PLANS_LOCK = threading.Lock()
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
 
@@ -496,9 +501,37 @@ class HedgeSelector:
         certain lead on the jobs still waiting (0 unless ``guard_waiting``)."""
         return (count < self.min_known) | (rule > zero + lead)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the kept plans (:meth:`plan`)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_plans"}
+
     def plan(self, n_before: np.ndarray, known_at_s: np.ndarray) -> Plan:
         """What the answers of targets (rows before each, its instant) read besides the
-        experts' predictions: computed once for :meth:`reads` and :meth:`select`."""
+        experts' predictions: computed once for :meth:`reads` and :meth:`select`.
+
+        It depends on the instant alone (the rows before it and the time), so one target's
+        plan is kept (the last ``PLANS_KEPT``, read-only) for the next request at that
+        instant: an API asked about one instant, a live site's "now"."""
+        if np.size(n_before) != 1 or np.size(known_at_s) != 1:
+            return self._plan(n_before, known_at_s)
+        nb, at = np.asarray(n_before), np.asarray(known_at_s)
+        key = (nb.shape, nb.dtype.str, nb.tobytes(), at.shape, at.dtype.str, at.tobytes())
+        kept: OrderedDict[tuple, Plan] = self.__dict__.setdefault("_plans", OrderedDict())
+        with _PLANS_LOCK:
+            found = kept.get(key)
+            if found is not None:
+                kept.move_to_end(key)
+                return found
+        made = self._plan(n_before, known_at_s)
+        for value in vars(made).values():
+            value.setflags(write=False)
+        with _PLANS_LOCK:
+            kept[key] = made
+            while len(kept) > PLANS_KEPT:
+                kept.popitem(last=False)
+        return made
+
+    def _plan(self, n_before: np.ndarray, known_at_s: np.ndarray) -> Plan:
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))
         at = np.broadcast_to(np.asarray(known_at_s, dtype=float), known.shape)
         lo, count, rule, zero = self._guard_window(known, known_at_s)
