@@ -44,6 +44,18 @@ def test_columns_taken_apart_equal_the_whole_distances_and_spread(m):
     assert dist.spread_of(parts) == dist.distribution_spread(whole)
 
 
+def test_the_spread_taken_apart_is_the_same_for_any_history_length():
+    """numpy reduces each column of a tall array on its own: (m, 2) and (m, 4) give the
+    (m, 6) columns' std whatever m (a reduction's order may depend on the shape)."""
+    rng = np.random.default_rng(5)
+    for m in rng.integers(1, 6_000, 300):
+        d = rng.random((m, 6)) * (rng.random((m, 6)) < 0.7)
+        parts = [
+            np.ascontiguousarray(d[:, k]).std(axis=0) for k in (hg.REQUEST_KINDS, hg.INSTANT_KINDS)
+        ]
+        assert dist.spread_of(np.concatenate(parts)) == dist.distribution_spread(d), m
+
+
 def test_an_instant_is_computed_once_and_another_instant_is_not_read_from_it():
     target, history = histograms(300, 3)
     asked = []

@@ -116,3 +116,21 @@ def test_trace_loads_returns_one_value_per_job() -> None:
     pred, act, end = trace_loads(TWO_JOBS, 4)
     assert pred.shape == act.shape == end.shape == (2,)
     np.testing.assert_allclose(end, [100, 150])
+
+
+def test_a_contexts_load_at_reads_the_window_from_the_logs_first_arrival() -> None:
+    """``RuntimeContext.load_at`` finds the log's first arrival once; the loads it gives are
+    the window's from that arrival, as computed afresh."""
+    from predictor.core.runtime.history import RuntimeContext
+    from predictor.core.runtime.params import RuntimeParams
+
+    jobs = make_jobs([
+        {"submit_time": 40, "run_time": 100, "allocated_procs": 2},
+        {"submit_time": 90, "run_time": 100, "allocated_procs": 2},
+    ])  # fmt: skip
+    ctx = RuntimeContext(jobs, 4.0, 1, RuntimeParams())
+    t = np.array([60.0, 140.0, 400.0])
+    want = predicted_load(ctx.curve, t, 4.0, ctx.params.load_window_s, 40.0)
+    np.testing.assert_array_equal(ctx.load_at(t), want)
+    np.testing.assert_array_equal(ctx.load_at(t), want)  # the kept first arrival
+    assert ctx.load_at(60.0)[0] == pytest.approx(2 * 20 / (20 * 4))  # from 40 s, not from 0
