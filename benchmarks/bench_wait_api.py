@@ -14,7 +14,10 @@ instant nobody asked about yet predicts the jobs that started since the instants
 before), the same bodies again ("warm": the instant's pool is known), and as many detail
 GETs. The ratio is warm p50 over the GET's p50; "warm gc" is the time the cyclic garbage
 collector ran during the warm calls, per call, and "full gc pass" the time of one full
-collection forced after them (a request waits that long when the collector runs one).
+collection forced after them (a request waits that long when the collector runs one). Each
+warm call is followed by one GET, so that a machine whose speed drifts during the run (a
+shared host: runs of the same code differed by 20%) moves both figures of the ratio alike
+(under ``--profile`` the GETs run after the warm calls).
 ``--profile [key]`` prints the top of cProfile over the warm calls, sorted by ``key``
 (``cumulative`` unless given, or ``tottime``); the warm timings are then the profiled ones;
 ``--profile-out FILE`` also writes the whole profile there (``pstats`` format, the trace's name
@@ -120,6 +123,17 @@ def timed(call, items: list, clock: GcClock | None = None) -> np.ndarray:
     return np.array(out)
 
 
+def interleaved(post, get, bodies: list, clock: GcClock) -> tuple[np.ndarray, np.ndarray]:
+    """Milliseconds of each ``post(body)`` and of a ``get`` after it, in turn (the
+    collector's share counted on the posts): a machine whose speed drifts over a run moves
+    both figures alike, so their ratio holds."""
+    posts, gets = [], []
+    for body in bodies:
+        posts.append(timed(post, [body], clock))
+        gets.append(timed(get, [None]))
+    return np.concatenate(posts), np.concatenate(gets)
+
+
 def bench(
     name: str, client: APIClient, calls: int, seed: int, profile: str | None, out: str | None
 ) -> dict:
@@ -144,21 +158,25 @@ def bench(
     def post(body: dict):
         return client.post(url, body, format="json")
 
+    def get(_):
+        return client.get(f"/api/traces/{trace.pk}/")
+
     new = timed(post, bodies[1:])
     prof = cProfile.Profile() if profile else None
+    warm_gc = GcClock()
     if prof:
         prof.enable()
-    warm_gc = GcClock()
-    warm = timed(post, bodies[1:], warm_gc)
-    if prof:
+        warm = timed(post, bodies[1:], warm_gc)
         prof.disable()
         pstats.Stats(prof).sort_stats(profile).print_stats(30)
         if out:
             prof.dump_stats(f"{out}.{name}")
+        detail = timed(get, range(calls))
+    else:  # each warm answer and a GET in turn: both see the machine as it is then
+        warm, detail = interleaved(post, get, bodies[1:], warm_gc)
     began = time.perf_counter()
     gc.collect()  # one full pass now: what a request waits for when the collector runs one
     full_ms = 1000 * (time.perf_counter() - began)
-    detail = timed(lambda _: client.get(f"/api/traces/{trace.pk}/"), range(calls))
     return {
         "trace": name,
         "jobs": trace.job_count,
