@@ -17,7 +17,10 @@ collector ran during the warm calls, per call, and "full gc pass" the time of on
 collection forced after them (a request waits that long when the collector runs one). Each
 warm call is followed by one GET, so that a machine whose speed drifts during the run (a
 shared host: runs of the same code differed by 20%) moves both figures of the ratio alike
-(under ``--profile`` the GETs run after the warm calls).
+(under ``--profile`` the GETs run after the warm calls). A GET right after an answer costs
+more than one in a run of GETs (probably: the answer has displaced what a run of GETs keeps
+in the processor's caches), so the GETs are also timed one after another, as before ("GET in a
+row"), and both ratios are printed.
 ``--profile [key]`` prints the top of cProfile over the warm calls, sorted by ``key``
 (``cumulative`` unless given, or ``tottime``); the warm timings are then the profiled ones;
 ``--profile-out FILE`` also writes the whole profile there (``pstats`` format, the trace's name
@@ -174,6 +177,7 @@ def bench(
         detail = timed(get, range(calls))
     else:  # each warm answer and a GET in turn: both see the machine as it is then
         warm, detail = interleaved(post, get, bodies[1:], warm_gc)
+    in_a_row = timed(get, range(calls))  # the GETs one after another, as before
     began = time.perf_counter()
     gc.collect()  # one full pass now: what a request waits for when the collector runs one
     full_ms = 1000 * (time.perf_counter() - began)
@@ -191,6 +195,8 @@ def bench(
         "warm p99 ms": f"{np.percentile(warm, 99):.1f}",
         "detail GET p50 ms": f"{np.percentile(detail, 50):.1f}",
         "warm / GET": f"{np.percentile(warm, 50) / np.percentile(detail, 50):.1f}",
+        "GET in a row p50 ms": f"{np.percentile(in_a_row, 50):.1f}",
+        "warm / GET in a row": f"{np.percentile(warm, 50) / np.percentile(in_a_row, 50):.1f}",
         "warm gc ms/call": f"{warm_gc.ms / max(len(warm), 1):.2f} ({warm_gc})",
         "full gc pass ms": f"{full_ms:.1f}",
     }
