@@ -69,6 +69,7 @@ def test_an_instant_is_computed_once_and_another_instant_is_not_read_from_it():
     again = cache.get(("q", 0, 300), target.copy(), kinds)
     assert again[0] is first[0] and (cache.hits, cache.misses) == (1, 1)
     assert asked == [hg.INSTANT_KINDS]  # the block's histograms are gathered on a miss only
+    assert not first[0].flags.writeable and not first[1].flags.writeable
     moved = target.copy()
     moved[hg.INSTANT_KINDS.start, 0] += 0.5  # another instant: its running jobs differ
     other = cache.get(("q", 0, 300), moved, kinds)

@@ -23,9 +23,9 @@ import numpy as np
 N_HIST = 6
 W_KINDS = (0, 1, 2)  # W: requested time, requested procs, waited so far
 R_KINDS = (3, 4, 5)  # R: requested time, requested procs, run so far
-# The kinds a request does not change at a given instant: R, and W's waits (the target
-# enters them as 0). Every request at one instant shares them (APQ keeps their distances).
-REQUEST_KINDS = slice(0, 2)
+REQUEST_KINDS = slice(0, 2)  # W's requested time and procs: the request enters them
+# W's waits (the request enters them as 0) and R: the same for every request at one instant
+# (APQ keeps their distances, predictor.core.wait.apq_instant)
 INSTANT_KINDS = slice(2, 6)
 
 

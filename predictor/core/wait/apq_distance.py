@@ -152,5 +152,5 @@ def spread_of(column_std: np.ndarray) -> float:
     """:func:`distribution_spread` from the six columns' std (in kind order), when they were
     taken apart: ``hist_d[:, a].std(axis=0)`` is ``hist_d.std(axis=0)[a]`` to the bit (numpy
     reduces a tall array along its first axis row by row, each column on its own;
-    ``tests/core/test_apq_distance.py`` checks it)."""
+    ``tests/core/test_apq_instant.py`` checks it)."""
     return float(column_std.mean())

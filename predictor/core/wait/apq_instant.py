@@ -57,6 +57,8 @@ class InstantColumns:
                 return found
         cols = dist.hist_distances_kinds(target_hist, history(hg.INSTANT_KINDS), hg.INSTANT_KINDS)
         made = (cols, cols.std(axis=0))
+        for kept in made:  # shared by the instant's requests, across threads: read only
+            kept.setflags(write=False)
         with self._lock:
             self.misses += 1
             if key not in self._kept:
