@@ -145,17 +145,19 @@ class RuntimeContext:
 
     def load_at(self, t: np.ndarray | float) -> np.ndarray:
         """Predicted load at t (week before t, only what was known at t)."""
-        start = self.__dict__.get("_first_submit_s")  # the log's first arrival, found once
-        if start is None:  # (a minimum over the whole log cost 40% of a request's load)
-            start = float(self.submit_s.min()) if self.submit_s.size else 0.0
-            self.__dict__["_first_submit_s"] = start
         return predicted_load(
             self.curve,
             np.atleast_1d(np.asarray(t, dtype=float)),
             self.machine_procs,
             self.params.load_window_s,
-            start,
+            self.first_submit_s,
         )
+
+    @cached_property
+    def first_submit_s(self) -> float:
+        """The log's first arrival, found once (a minimum over the whole log on every call
+        cost 40% of a request's predicted load)."""
+        return float(self.submit_s.min()) if self.submit_s.size else 0.0
 
     def level_sums(
         self, level: str, name: str, values: np.ndarray | Callable[[], np.ndarray]
