@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictor.core.runtime.rangeset import RangeSet, cap_ranges, make_disjoint, merge_ranges
+from predictor.core.runtime.rangeset import RangeSet, cap_ranges, make_disjoint
+from predictor.core.runtime.stack_merge import merge_ranges
 
 
 def wait_rangeset(wait_s: float, upper_s: float | None = None) -> RangeSet:

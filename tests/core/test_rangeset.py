@@ -15,12 +15,12 @@ from predictor.core.runtime.rangeset import (
     cap_ranges,
     clip_ranges,
     compact_ranges,
-    merge_ranges,
     range_probabilities,
     relevant_count,
     shifted_values,
 )
 from predictor.core.runtime.rangeset_predictor import RangeSetPredictor
+from predictor.core.runtime.stack_merge import merge_ranges
 from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import from_log
 from tests.core.test_load import make_jobs
@@ -307,18 +307,41 @@ def test_batched_rangesets_equal_one_target_at_a_time_bit_for_bit(small_log) -> 
         _same_rangesets(answers, one_by_one(RuntimeTargets.from_snapshot(ctx, snap, batch)))
 
 
-def test_merge_gives_the_plain_stack_loops_floats_on_long_inputs() -> None:
-    from predictor.core.runtime.rangeset import FAST_MERGE_MIN, _merge_stack
+@pytest.mark.parametrize("first_block", [1, 32])
+def test_merge_gives_the_plain_stack_loops_floats_on_long_inputs(
+    first_block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from predictor.core.runtime import stack_merge
+    from predictor.core.runtime.stack_merge import FAST_MERGE_MIN, merge_stack_plain
+
+    monkeypatch.setattr(stack_merge, "FIRST_BLOCK", first_block)
 
     rng = np.random.default_rng(3)
-    for trial in range(200):
-        n = int(rng.integers(FAST_MERGE_MIN, 600))
-        centre = rng.choice(rng.lognormal(6, 2, 40), n)  # repeated values: duplicates, nesting
+    for trial in range(260):
+        # up to 600 ranges; every fifth trial thousands, in few merged ranges: runs between
+        # two starts longer than the first block tested, so the blocks double
+        n = int(rng.integers(FAST_MERGE_MIN, 600 if trial % 5 else 6000))
+        centre = rng.choice(rng.lognormal(6, 2 if trial % 5 else 0.3, 40), n)  # duplicates
         half = rng.choice([0.0, 0.05, 0.3, 1.0], n) * centre * rng.random(n)
         low, high = np.round(centre - half, int(trial % 3)), np.round(centre + half, int(trial % 3))
         order = np.lexsort((high, low))
-        fast = merge_ranges(low, high, 0.5)
-        plain = _merge_stack(low[order], high[order], order, 0.5)
+        threshold = float(rng.choice([0.5, 0.25, 0.0]))
+        fast = merge_ranges(low, high, threshold)
+        plain = merge_stack_plain(low[order], high[order], order, threshold)
         for a, b in zip(fast, plain, strict=True):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        if trial % 5 == 0:
+            assert len(fast[0]) < n / 20  # long runs merged
     assert len(fast[0]) < n  # ranges were merged
+
+
+def test_the_sort_by_low_then_high_is_lexsorts_order_with_ties() -> None:
+    from predictor.core.runtime.stack_merge import low_high_order
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(1, 400))
+        low = rng.choice(rng.integers(0, 1 + trial % 30, 50).astype(float), n)
+        high = low + rng.choice([0.0, 1.0, 2.0], n)
+        low[rng.random(n) < 0.1] *= -0.0  # -0.0 and 0.0 are equal lows
+        assert np.array_equal(low_high_order(low, high), np.lexsort((high, low)))

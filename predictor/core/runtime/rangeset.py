@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from predictor.core.runtime.params import RuntimeParams
+from predictor.core.runtime.shift_bounds import relative_bounds
+from predictor.core.runtime.stack_merge import merge_ranges
 
 
 @dataclass(frozen=True)
@@ -123,79 +125,6 @@ def compact_ranges(
     )
 
 
-def merge_ranges(
-    low: np.ndarray, high: np.ndarray, threshold: float = 0.5
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stack merge (seed): sort by low; merge a range into the top of the stack when their
-    overlap exceeds ``threshold`` of the smaller range. A zero-length range overlaps fully
-    when it lies inside the other. Returns ``(low, high, group)``: ``group[i]`` is the merged
-    range that input i went into.
-
-    The top's high is always the largest high so far (a range lying inside the top always
-    merges, ``threshold`` < 1, and one that does not merge reaches past it), so only the
-    ranges reaching past every earlier high can start a range: those are looped over, the
-    others are merged in one pass (:func:`_merge_stack` is the plain loop, used for short or
-    unusual inputs; both give the same floats)."""
-    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-    order = np.lexsort((high, low))
-    lo_s, hi_s = low[order], high[order]
-    n = lo_s.size
-    plain = n < FAST_MERGE_MIN or not 0.0 <= threshold <= 0.5
-    if plain or not (np.isfinite(lo_s).all() and np.isfinite(hi_s).all() and (hi_s >= lo_s).all()):
-        return _merge_stack(lo_s, hi_s, order, threshold)
-    reach = np.maximum.accumulate(hi_s)  # the top's high after each range
-    before = np.empty(n)
-    before[0], before[1:] = -np.inf, reach[:-1]
-    past = np.flatnonzero(hi_s > before)  # the only ranges that may start a new one
-    start = np.zeros(n, dtype=bool)
-    top_l = 0.0
-    for i, lo, hi, top_h in zip(
-        past.tolist(), lo_s[past].tolist(), hi_s[past].tolist(), before[past].tolist(), strict=True
-    ):
-        if i:
-            inter = top_h - lo  # hi > top_h here
-            smaller = hi - lo if hi - lo < top_h - top_l else top_h - top_l
-            if (inter > threshold * smaller) if smaller > 0 else inter >= 0:
-                continue
-        top_l = lo
-        start[i] = True
-    firsts = np.flatnonzero(start)
-    lasts = np.append(firsts[1:] - 1, n - 1)
-    group = np.empty(n, dtype=int)
-    group[order] = np.cumsum(start) - 1
-    return lo_s[firsts], reach[lasts], group
-
-
-FAST_MERGE_MIN = 64  # below this many ranges the plain loop is the cheaper
-
-
-def _merge_stack(
-    lo_s: np.ndarray, hi_s: np.ndarray, order: np.ndarray, threshold: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`merge_ranges` as the seed's plain stack loop over the ranges sorted by
-    (low, high) (``order`` sorts the inputs)."""
-    out_l: list[float] = []
-    out_h: list[float] = []
-    slot = []
-    top_l = top_h = 0.0
-    for lo, hi in zip(lo_s.tolist(), hi_s.tolist(), strict=True):
-        if out_l:
-            inter = (hi if hi < top_h else top_h) - lo  # lo >= top_l: sorted by low
-            smaller = hi - lo if hi - lo < top_h - top_l else top_h - top_l
-            if (inter > threshold * smaller) if smaller > 0 else inter >= 0:
-                if hi > top_h:
-                    top_h = out_h[-1] = hi
-                slot.append(len(out_l) - 1)
-                continue
-        top_l, top_h = lo, hi
-        out_l.append(lo)
-        out_h.append(hi)
-        slot.append(len(out_l) - 1)
-    group = np.empty(lo_s.size, dtype=int)
-    group[order] = slot
-    return np.array(out_l), np.array(out_h), group
-
-
 def range_probabilities(
     low: np.ndarray, high: np.ndarray, history_runtimes: np.ndarray, new_mass: float = 0.1
 ) -> np.ndarray:
@@ -268,6 +197,26 @@ def make_disjoint(
     return cols[0], cols[1], cols[2]
 
 
+def shifted_bounds(
+    runtimes: np.ndarray,
+    loads: np.ndarray,
+    target_load: float,
+    functions: tuple[np.ndarray, np.ndarray],
+    shift: str = "additive",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(H,) lowest, highest and median of :func:`shifted_values` over the functions, per
+    history job: the relative shift's by one sort of its factors
+    (:func:`predictor.core.runtime.shift_bounds.relative_bounds`, the same floats), else
+    from the values."""
+    slopes, intercepts = functions
+    if shift == "relative" and intercepts is not None:
+        got = relative_bounds(runtimes, loads, target_load, slopes, intercepts)
+        if got is not None:
+            return got
+    values = shifted_values(runtimes, loads, target_load, slopes, intercepts, shift)
+    return values.min(axis=1), values.max(axis=1), np.median(values, axis=1)
+
+
 def build_rangeset(
     hist_runtimes: np.ndarray,
     hist_loads: np.ndarray,
@@ -281,16 +230,8 @@ def build_rangeset(
     """Steps 2-6 for one target: ranges from the relevant history, merged, weighted, capped,
     clipped. ``level_runtimes`` is the level's whole history (for the probabilities);
     ``functions`` is ``(slopes, intercepts)``."""
-    values = shifted_values(
-        hist_runtimes, hist_loads, target_load, functions[0], functions[1], params.shift
-    )
-    low, high = compact_ranges(
-        values.min(axis=1),
-        values.max(axis=1),
-        np.median(values, axis=1),
-        params.compact_ratio,
-        params.widen_to_ratio,
-    )
+    bounds = shifted_bounds(hist_runtimes, hist_loads, target_load, functions, params.shift)
+    low, high = compact_ranges(*bounds, params.compact_ratio, params.widen_to_ratio)
     low, high, _ = merge_ranges(low, high, params.merge_overlap)
     prob = range_probabilities(low, high, level_runtimes, params.new_range_mass)
     low, high, prob = cap_ranges(low, high, prob, params.max_ranges)
