@@ -41,35 +41,39 @@ def combined_distances(
     Row k equals ``combine(feature_distances(targets[k], history, h_min, h_max), w)``
     (:mod:`predictor.core.wait.apq_distance`). The candidate sizes of one arrival differ in
     a few features only (the size and the sums it enters), so target 0's (m, 16) matrix is
-    computed whole and each other target overwrites only the columns whose target value or
-    range differ, putting target 0's back after its combine. ``scratch``: (m, 16) arrays to
+    computed whole and each other target writes over it only the columns in which some
+    target's value or range differs from target 0's (a column where target k agrees with
+    target 0 is written with the same floats, computed by the same operations). Those
+    columns are computed as rows of the history's transpose, contiguous, and written in
+    one assignment: the matrix combined is target k's, element for element, without
+    copying it whole or putting target 0's columns back. ``scratch``: (m, 16) arrays to
     reuse, the first is written (one matrix at a time stays in cache; a (K, m, 16) block
-    would not). ``queue_cols``:
-    per target, the (m, 6) histogram distances that replace features 11-16 (distributions
-    mode, on a copy as the one-target code does), or None (summaries).
+    would not). ``queue_cols``: per target, the (m, 6) histogram distances that replace
+    features 11-16 (distributions mode, on a copy as the one-target code does), or None
+    (summaries).
     """
     queue_cols = queue_cols if queue_cols is not None else [None] * len(targets)
     first = scratch[0] if scratch is not None else np.empty_like(history)
     lo = np.minimum(h_min, targets)
     span = np.maximum(h_max, targets) - lo
     live = span > 0
-    differ = (targets != targets[0]) | (span != span[0])
-    differ[:, 0] = True  # feature 0 is nominal: redone for every target
     d = dist.feature_distances(targets[0], history, h_min, h_max, out=first)
     out = np.empty((len(targets), len(history)))
     out[0] = _combine(d, w, queue_cols[0])
+    if len(targets) == 1:
+        return out
+    differ = ((targets[1:] != targets[0]) | (span[1:] != span[0])).any(axis=0)
+    cols = np.flatnonzero(differ[1:]) + 1  # feature 0 (nominal) is redone for every target
+    history_t = np.ascontiguousarray(history[:, cols].T)
+    part = np.empty((len(cols), len(history)))
     for k in range(1, len(targets)):
-        # target 0's matrix with target k's columns written over it, then put back: the
-        # matrix combined is target k's, element for element, without copying it whole
-        cols = np.flatnonzero(differ[k])
-        kept = d[:, cols]  # a copy (fancy indexing)
-        part = np.abs(history[:, cols[1:]] - targets[k, cols[1:]])
-        part /= np.where(live[k, cols[1:]], span[k, cols[1:]], 1.0)
-        part[:, ~live[k, cols[1:]]] = 0.0
-        d[:, cols[1:]] = part
+        np.subtract(history_t, targets[k, cols, None], out=part)
+        np.abs(part, out=part)
+        part /= np.where(live[k, cols], span[k, cols], 1.0)[:, None]
+        part[~live[k, cols]] = 0.0
+        d[:, cols] = part.T
         d[:, 0] = history[:, 0] != targets[k, 0]
         out[k] = _combine(d, w, queue_cols[k])
-        d[:, cols] = kept
     return out
 
 
