@@ -345,3 +345,5 @@ def test_the_sort_by_low_then_high_is_lexsorts_order_with_ties() -> None:
         high = low + rng.choice([0.0, 1.0, 2.0], n)
         low[rng.random(n) < 0.1] *= -0.0  # -0.0 and 0.0 are equal lows
         assert np.array_equal(low_high_order(low, high), np.lexsort((high, low)))
+        distinct = rng.permutation(n) * 0.5  # no two lows equal: a plain sort by low
+        assert np.array_equal(low_high_order(distinct, high), np.lexsort((high, distinct)))
