@@ -5,8 +5,6 @@ over the same window changes nothing)."""
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -17,6 +15,7 @@ from holdqueue.core.backends.base import BackendJob
 from holdqueue.models import SiteHistory
 from holdqueue.services import jobstate
 from holdqueue.services.backends import site_seconds, user_number
+from predictor.core.lru import LRU
 from traces.core.swf import INT_FIELDS, SWF_FIELDS
 
 SYNC_OVERLAP_S = 300.0  # re-read a little before the last sync: accounting lags the controller
@@ -24,8 +23,7 @@ SLURM_STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "CANC
 
 
 FRAMES_KEPT = 16  # sites whose history frame a process keeps
-_FRAMES: OrderedDict[int, tuple[tuple, pd.DataFrame]] = OrderedDict()
-_FRAMES_LOCK = threading.Lock()
+_FRAMES: LRU[tuple[tuple, pd.DataFrame]] = LRU(size=FRAMES_KEPT)
 
 
 def history_frame(site) -> pd.DataFrame:
@@ -37,16 +35,11 @@ def history_frame(site) -> pd.DataFrame:
     every row (28,476 for a site replaying KTH) at every request; now it costs one aggregate
     query while no job has finished (issue 18)."""
     stamp = _stamp(site)
-    with _FRAMES_LOCK:
-        held = _FRAMES.get(site.pk)
-        if held is not None and held[0] == stamp:
-            _FRAMES.move_to_end(site.pk)
-            return held[1].copy()
+    held = _FRAMES.get(site.pk)
+    if held is not None and held[0] == stamp:
+        return held[1].copy()
     frame = _read_frame(site)
-    with _FRAMES_LOCK:
-        _FRAMES[site.pk] = (stamp, frame)
-        while len(_FRAMES) > FRAMES_KEPT:
-            _FRAMES.popitem(last=False)
+    _FRAMES.put(site.pk, (stamp, frame))
     return frame.copy()
 
 

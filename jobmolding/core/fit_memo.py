@@ -25,12 +25,13 @@ digest alone.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+
+from predictor.core.lru import LRU
 
 
 @dataclass
@@ -46,12 +47,10 @@ class FitMemo:
     """
 
     def __init__(self, size: int = 2) -> None:
-        if size < 1:
-            raise ValueError(f"size must be >= 1, got {size}")
         self.size = size
         self.hits = 0
         self.misses = 0
-        self._entries: OrderedDict[tuple[Hashable, int, str], _Entry] = OrderedDict()
+        self._entries: LRU[_Entry] = LRU(size=size)
 
     def get(
         self, settings: Hashable, frame: pd.DataFrame, fit: Callable[[], Any], keep: bool = True
@@ -61,17 +60,12 @@ class FitMemo:
         key = (settings, len(frame), digest(frame))
         entry = self._entries.get(key)
         if entry is not None and entry.frame.equals(frame):
-            self._entries.move_to_end(key)
             self.hits += 1
             return entry.value
         self.misses += 1
         value = fit()
-        if not keep:
-            return value
-        self._entries[key] = _Entry(frame.copy(), value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+        if keep:
+            self._entries.put(key, _Entry(frame.copy(), value))
         return value
 
     def as_dict(self) -> dict[str, int]:

@@ -27,7 +27,6 @@ import logging
 import math
 import pickle
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +34,7 @@ import numpy as np
 from django.conf import settings
 
 from predictor.core.chunks import Progress
+from predictor.core.lru import LRU
 from predictor.core.runtime import evaluate as runtime_eval
 from predictor.core.runtime.history import build_context as runtime_context
 from predictor.core.runtime.registry import make_method as runtime_method
@@ -226,7 +226,7 @@ def _answer(claim: Claim, method: Any, rows: np.ndarray) -> dict[str, Any]:
 
 # --- the worker side ------------------------------------------------------------------------
 
-_FITTED: OrderedDict[tuple[int, str], tuple[Any, np.ndarray]] = OrderedDict()
+_FITTED: LRU[tuple[Any, np.ndarray]] = LRU(size=FITTED_KEEP)
 
 
 def run_chunk(chunk_id: int) -> str:
@@ -263,15 +263,12 @@ def fitted(run_id: int, name: str) -> tuple[Any, np.ndarray]:
     """The run's method ``name`` fitted on the run's inputs, and the run's target rows
     (kept per process: ``FITTED_KEEP`` entries)."""
     key = (run_id, name)
-    if key in _FITTED:
-        _FITTED.move_to_end(key)
-        return _FITTED[key]
+    found = _FITTED.get(key)
+    if found is not None:
+        return found
     run = EvaluationRun.objects.select_related("trace").get(pk=run_id)
     value = _fit_wait(run, name) if run.kind == EvaluationRun.Kind.WAIT else _fit_runtime(run, name)
-    _FITTED[key] = value
-    while len(_FITTED) > FITTED_KEEP:
-        _FITTED.popitem(last=False)
-    return value
+    return _FITTED.put(key, value)
 
 
 def _fit_wait(run: EvaluationRun, name: str) -> tuple[Any, np.ndarray]:

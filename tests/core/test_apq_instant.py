@@ -67,13 +67,13 @@ def test_an_instant_is_computed_once_and_another_instant_is_not_read_from_it():
     cache = InstantColumns()
     first = cache.get(("q", 0, 300), target, kinds)
     again = cache.get(("q", 0, 300), target.copy(), kinds)
-    assert again[0] is first[0] and (cache.hits, cache.misses) == (1, 1)
+    assert again[0] is first[0] and (cache.kept.hits, cache.kept.misses) == (1, 1)
     assert asked == [hg.INSTANT_KINDS]  # the block's histograms are gathered on a miss only
     assert not first[0].flags.writeable and not first[1].flags.writeable
     moved = target.copy()
     moved[hg.INSTANT_KINDS.start, 0] += 0.5  # another instant: its running jobs differ
     other = cache.get(("q", 0, 300), moved, kinds)
-    assert cache.misses == 2 and not np.array_equal(other[0], first[0])
+    assert cache.kept.misses == 2 and not np.array_equal(other[0], first[0])
     request_only = target.copy()
     request_only[0, 0] += 0.5  # a request's own time: the instant's columns are the same
     assert cache.get(("q", 0, 300), request_only, kinds)[0] is first[0]
@@ -90,9 +90,9 @@ def test_the_kept_columns_stay_within_their_bytes():
     cache = InstantColumns(max_bytes=3 * entry)
     for k in range(10):
         cache.get(("q", k, k + 1_000), target, kinds)
-    assert cache.bytes <= 3 * entry and len(cache._kept) == 3
+    assert cache.kept.bytes <= 3 * entry and len(cache.kept) == 3
     cache.get(("q", 9, 1_009), target, kinds)  # the newest is still kept
-    assert cache.hits == 1
+    assert cache.kept.hits == 1
 
 
 def test_snapshot_answers_with_kept_columns_equal_those_computed_whole():
@@ -115,4 +115,4 @@ def test_snapshot_answers_with_kept_columns_equal_those_computed_whole():
                 dataclasses.asdict(got["distributions"]), dataclasses.asdict(want["distributions"])
             )
             assert apq.resolve(got, spread, n) == apq.resolve(want, want_spread, n)
-    assert idx.instant.hits == 6 and idx.instant.misses == 2  # one per instant
+    assert idx.instant.kept.hits == 6 and idx.instant.kept.misses == 2  # one per instant

@@ -141,7 +141,7 @@ def test_forward_runs_kept_per_queue_give_the_same_changes_as_fresh_runs():
             why = explain(s, procs, est)
             assert sooner(s, why, est, profiles) == sooner(s, why, est)
             compared += why.start_s > s.now_s
-    assert compared > 100 and len(profiles._runs) == 4  # bounded
+    assert compared > 100 and len(profiles.runs) == 4  # bounded
 
 
 def test_kept_forward_runs_are_bounded_in_bytes_too():
@@ -154,10 +154,10 @@ def test_kept_forward_runs_are_bounded_in_bytes_too():
     for k in range(30):
         queued = [(int(rng.integers(1, 100)), float(rng.integers(60, 9000))) for _ in range(40)]
         profiles.get(state([(100.0 + k, 50)], queued))
-        held = sum(size for _, _, size in profiles._runs.values())
-        assert held == profiles._bytes
-        assert held <= 20_000 or len(profiles._runs) == 1
-    assert 1 < len(profiles._runs) < 30
+        held = sum(profiles.runs.sizes())
+        assert held == profiles.runs.bytes
+        assert held <= 20_000 or len(profiles.runs) == 1
+    assert 1 < len(profiles.runs) < 30
 
 
 def test_a_plan_read_off_the_kept_run_equals_the_queue_run_again_bit_for_bit():

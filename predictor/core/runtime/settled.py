@@ -19,12 +19,11 @@ The arrays of a kept rangeSet are read-only, so no caller can change a kept answ
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 import numpy as np
 
+from predictor.core.lru import LRU
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
 
@@ -37,10 +36,15 @@ class SettledAnswers:
     """Rangesets kept per (settled key, request) (module docstring)."""
 
     def __init__(self, size: int = 20000) -> None:
-        self.size = size
-        self._kept: OrderedDict[tuple, RangeSet] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
+        self.kept: LRU[RangeSet] = LRU(size=size)
+
+    @property
+    def hits(self) -> int:
+        return self.kept.hits
+
+    @property
+    def misses(self) -> int:
+        return self.kept.misses
 
     def answer(
         self,
@@ -52,23 +56,13 @@ class SettledAnswers:
         ``compute(sub_batch)`` (then kept)."""
         cols = np.column_stack([getattr(batch, f).astype(np.float64) for f in FIELDS])
         keys = [(key, row.tobytes()) for row in cols]
-        out: list[RangeSet | None] = [None] * len(keys)
-        with self._lock:
-            for k, kk in enumerate(keys):
-                got = self._kept.get(kk)
-                if got is not None:
-                    self._kept.move_to_end(kk)
-                    out[k] = got
+        out = self.kept.get_many(keys)
         missing = [k for k, got in enumerate(out) if got is None]
         if missing:
             fresh = compute(batch.take(np.asarray(missing, dtype=np.int64)))
-            with self._lock:
-                for k, ranges in zip(missing, fresh, strict=True):
-                    for a in (ranges.low_s, ranges.high_s, ranges.probability):
-                        a.flags.writeable = False
-                    out[k] = self._kept[keys[k]] = ranges
-                while len(self._kept) > self.size:
-                    self._kept.popitem(last=False)
-        self.hits += len(keys) - len(missing)
-        self.misses += len(missing)
+            for k, ranges in zip(missing, fresh, strict=True):
+                for a in (ranges.low_s, ranges.high_s, ranges.probability):
+                    a.flags.writeable = False
+                out[k] = ranges
+            self.kept.put_many((keys[k], r, 0) for k, r in zip(missing, fresh, strict=True))
         return [r for r in out if r is not None]

@@ -19,12 +19,11 @@ hundred instants or a live site's "now" between two queue changes.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 
+from predictor.core.lru import LRU
 from predictor.core.state import histograms as hg
 from predictor.core.wait import apq_distance as dist
 
@@ -36,11 +35,7 @@ class InstantColumns:
     column std (for the spread), kept per (block, histograms)."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self.hits = self.misses = 0
-        self._kept: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self._lock = threading.Lock()
+        self.kept: LRU[tuple[np.ndarray, np.ndarray]] = LRU(max_bytes=max_bytes)
 
     def get(
         self, block_key: tuple, target_hist: np.ndarray, history: Callable[[slice], np.ndarray]
@@ -49,22 +44,11 @@ class InstantColumns:
         block ``block_key``'s histograms of those kinds, ``history(kinds)`` ((m, 4, B), asked
         for only when they are not kept)."""
         key = (block_key, target_hist[hg.INSTANT_KINDS].tobytes())
-        with self._lock:
-            found = self._kept.get(key)
-            if found is not None:
-                self._kept.move_to_end(key)
-                self.hits += 1
-                return found
+        found = self.kept.get(key)
+        if found is not None:
+            return found
         cols = dist.hist_distances_kinds(target_hist, history(hg.INSTANT_KINDS), hg.INSTANT_KINDS)
         made = (cols, cols.std(axis=0))
         for kept in made:  # shared by the instant's requests, across threads: read only
             kept.setflags(write=False)
-        with self._lock:
-            self.misses += 1
-            if key not in self._kept:
-                self._kept[key] = made
-                self.bytes += cols.nbytes
-            while self.bytes > self.max_bytes and len(self._kept) > 1:
-                _, (old, _) = self._kept.popitem(last=False)
-                self.bytes -= old.nbytes
-        return made
+        return self.kept.put(key, made, cols.nbytes)

@@ -14,13 +14,12 @@ instant only predicts the rows that started since the instants seen before.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from predictor.core.lru import LRU
 from predictor.core.wait.history import KnownHistory
 from predictor.core.wait.intervals import interval_from_pool, prob_within, scores
 from predictor.core.wait.row_memo import RowWaitMemo
@@ -109,13 +108,12 @@ class RecentScorer:
     """
 
     def __init__(self, method: Any, jobs: Any, n: int = DEFAULT_RECENT, size: int = 256) -> None:
-        self.jobs, self.n, self.size = jobs, n, size
+        self.jobs, self.n = jobs, n
         self.known = KnownHistory.from_jobs(jobs)
         self.submit_s = jobs["submit_time"].to_numpy(float)
         self.wait = jobs["wait_time"].to_numpy(float)
         self.memo = RowWaitMemo(method, len(jobs))
-        self.cache: OrderedDict[tuple[float, int], RecentErrors] = OrderedDict()
-        self.lock = threading.Lock()
+        self.cache: LRU[RecentErrors] = LRU(size=size)
 
     def arrived(self, known_at_s: float) -> int:
         """Rows submitted by ``known_at_s`` (every such job has arrived)."""
@@ -124,23 +122,17 @@ class RecentScorer:
     def missing(self, known_at_s: float, n_before: int | None = None) -> bool:
         """Whether ``at`` would predict rows (a new instant whose pool holds unknown rows)."""
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
-        with self.lock:
-            if (float(known_at_s), n_before) in self.cache:
-                return False
+        if (float(known_at_s), n_before) in self.cache:
+            return False
         rows = recent_rows(self.jobs, known_at_s, n_before, self.n, self.known)
         return not bool(self.memo.known[rows].all())
 
     def at(self, known_at_s: float, n_before: int | None = None) -> RecentErrors:
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
         key = (float(known_at_s), n_before)
-        with self.lock:
-            if key in self.cache:
-                self.cache.move_to_end(key)
-                return self.cache[key]
+        found = self.cache.get(key)
+        if found is not None:
+            return found
         rows = recent_rows(self.jobs, known_at_s, n_before, self.n, self.known)
         got = RecentErrors(rows=rows, pred_s=self.memo.wait_s(rows), wait_s=self.wait[rows])
-        with self.lock:
-            self.cache[key] = got
-            while len(self.cache) > self.size:
-                self.cache.popitem(last=False)
-        return got
+        return self.cache.put(key, got)

@@ -98,14 +98,13 @@ Fewer than ``min_known`` known pool jobs still give 0.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from predictor.core.lru import LRU
 from predictor.core.wait.hedge import (
     WEIGHT_RULES,
     adahedge,
@@ -150,7 +149,6 @@ RULES = (*WEIGHT_RULES, *GRADIENT_RULES, *STACKED_RULES)
 #: the rules whose weights can count the waiting jobs' certain losses (``weights_waiting``)
 WAITING_WEIGHT_RULES = ("adahedge", "adahedge_grad", "adahedge_stacked")
 PLANS_KEPT = 4096  # one target's plans kept per selector (HedgeSelector.plan)
-_PLANS_LOCK = threading.Lock()
 #: guard windows in time tried on the tuning parts (None: ``guard_window`` pool jobs), seconds
 GUARD_SPANS_S: tuple[float | None, ...] = (None, 86400.0, 7 * 86400.0, 30 * 86400.0)
 
@@ -516,20 +514,16 @@ class HedgeSelector:
             return self._plan(n_before, known_at_s)
         nb, at = np.asarray(n_before), np.asarray(known_at_s)
         key = (nb.shape, nb.dtype.str, nb.tobytes(), at.shape, at.dtype.str, at.tobytes())
-        kept: OrderedDict[tuple, Plan] = self.__dict__.setdefault("_plans", OrderedDict())
-        with _PLANS_LOCK:
-            found = kept.get(key)
-            if found is not None:
-                kept.move_to_end(key)
-                return found
+        kept: LRU[Plan] | None = self.__dict__.get("_plans")
+        if kept is None:  # setdefault: of two threads' stores, one is kept by both
+            kept = self.__dict__.setdefault("_plans", LRU(size=PLANS_KEPT))
+        found = kept.get(key)
+        if found is not None:
+            return found
         made = self._plan(n_before, known_at_s)
         for value in vars(made).values():
             value.setflags(write=False)
-        with _PLANS_LOCK:
-            kept[key] = made
-            while len(kept) > PLANS_KEPT:
-                kept.popitem(last=False)
-        return made
+        return kept.put(key, made)
 
     def _plan(self, n_before: np.ndarray, known_at_s: np.ndarray) -> Plan:
         known = self.known(np.asarray(n_before), np.asarray(known_at_s))

@@ -11,13 +11,12 @@ when the request starts after every job ahead.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from predictor.core.lru import LRU
 from predictor.core.why.queue import QueueState
 
 if TYPE_CHECKING:
@@ -65,10 +64,7 @@ class Profiles:
     """
 
     def __init__(self, size: int = 1024, max_bytes: int = 32 * 2**20) -> None:
-        self.size, self.max_bytes = size, max_bytes
-        self._runs: OrderedDict[tuple, tuple[float, StartProfile, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self.runs: LRU[tuple[float, StartProfile]] = LRU(size=size, max_bytes=max_bytes)
 
     @staticmethod
     def key(state: QueueState) -> tuple:
@@ -79,21 +75,11 @@ class Profiles:
     def get(self, state: QueueState, until_s: float = float("inf")) -> StartProfile:
         """A run of ``state``'s queue answering every start up to ``until_s``."""
         key = self.key(state)
-        with self._lock:
-            held = self._runs.get(key)
-            if held is not None and held[0] >= until_s:
-                self._runs.move_to_end(key)
-                return held[1]
+        held = self.runs.get(key)
+        if held is not None and held[0] >= until_s:
+            return held[1]
         run = profile(state, until_s)
-        size = _nbytes(key, run)
-        with self._lock:
-            old = self._runs.pop(key, None)
-            self._bytes += size - (old[2] if old is not None else 0)
-            self._runs[key] = (until_s, run, size)
-            while len(self._runs) > 1 and (
-                len(self._runs) > self.size or self._bytes > self.max_bytes
-            ):
-                self._bytes -= self._runs.popitem(last=False)[1][2]
+        self.runs.put(key, (until_s, run), _nbytes(key, run))
         return run
 
 
