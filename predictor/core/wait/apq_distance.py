@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from predictor.core.state import histograms as hg
+from predictor.core.wait.ranks import average_ranks
 
 USER_FEATURES = slice(2, 10)  # spec features 3-10
 QUEUE_FEATURES = slice(10, 16)  # spec features 11-16, paired with histograms 1-6
@@ -32,9 +32,9 @@ def spearman_weights(x: np.ndarray, wait: np.ndarray, user_keep: float) -> np.nd
     """
     if len(wait) < 3:
         return np.ones(x.shape[1])
-    ranks = rankdata(x, axis=0)
+    ranks = average_ranks(x)
     ranks = ranks - ranks.mean(axis=0)
-    wr = rankdata(wait)
+    wr = average_ranks(wait)
     wr = wr - wr.mean()
     denom = np.sqrt((ranks**2).sum(axis=0) * (wr**2).sum())
     rho = np.divide(ranks.T @ wr, denom, out=np.zeros(x.shape[1]), where=denom > 0)
