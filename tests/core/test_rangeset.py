@@ -307,14 +307,17 @@ def test_batched_rangesets_equal_one_target_at_a_time_bit_for_bit(small_log) -> 
         _same_rangesets(answers, one_by_one(RuntimeTargets.from_snapshot(ctx, snap, batch)))
 
 
-@pytest.mark.parametrize("first_block", [1, 32])
+@pytest.mark.parametrize(
+    ("first_block", "dense_gap"), [(1, 0), (32, 0), (32, 24), (32, 10**9)]
+)  # blocks only (doubling from 1 or 32), switching to the loop where starts are dense, loop
 def test_merge_gives_the_plain_stack_loops_floats_on_long_inputs(
-    first_block: int, monkeypatch: pytest.MonkeyPatch
+    first_block: int, dense_gap: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from predictor.core.runtime import stack_merge
     from predictor.core.runtime.stack_merge import FAST_MERGE_MIN, merge_stack_plain
 
     monkeypatch.setattr(stack_merge, "FIRST_BLOCK", first_block)
+    monkeypatch.setattr(stack_merge, "DENSE_GAP", dense_gap)
 
     rng = np.random.default_rng(3)
     for trial in range(260):

@@ -23,6 +23,7 @@ Merged = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 FAST_MERGE_MIN = 64  # below this many ranges the plain loop is the cheaper
 FIRST_BLOCK = 32  # ranges tested at once after a start (doubling while none starts)
+DENSE_GAP = 24  # starts closer than this many ranges apart on average: loop over the rest
 
 
 def merge_ranges(low: np.ndarray, high: np.ndarray, threshold: float = 0.5) -> Merged:
@@ -64,7 +65,9 @@ def _starts(lo: np.ndarray, hi: np.ndarray, top_h: np.ndarray, threshold: float)
         inter > threshold x smaller  (smaller > 0),   inter >= 0  (smaller = 0),
 
     with ``inter = top_h - lo`` and ``smaller = min(hi - lo, top_h - top_l)``, ``top_l`` the low
-    of the last range started (the loop's expressions, element for element)."""
+    of the last range started (the loop's expressions, element for element). Where starts
+    come closer than ``DENSE_GAP`` ranges apart (a response set's separate ranges, say), a
+    block costs more than looping over its ranges, so the rest is looped over."""
     inter, width = top_h - lo, hi - lo
     found = [0]
     k, block = 1, FIRST_BLOCK
@@ -75,12 +78,41 @@ def _starts(lo: np.ndarray, hi: np.ndarray, top_h: np.ndarray, threshold: float)
         part = inter[k:end]
         merges = np.where(smaller > 0, part > threshold * smaller, part >= 0)
         stop = np.flatnonzero(~merges)
-        if stop.size:
-            found.append(k + int(stop[0]))
-            k, block = found[-1] + 1, FIRST_BLOCK
-        else:
+        if not stop.size:
             k, block = end, 2 * block
+            continue
+        found.append(k + int(stop[0]))
+        k, block = found[-1] + 1, FIRST_BLOCK
+        if stop.size * DENSE_GAP > end - k:  # more starts likely close by (an estimate:
+            # the block's later tests used the earlier low): the loop is the cheaper
+            found += _looped(lo[k:], width[k:], inter[k:], top_h[k:], lo[found[-1]], threshold, k)
+            break
     return np.asarray(found, dtype=np.int64)
+
+
+def _looped(
+    lo: np.ndarray,
+    width: np.ndarray,
+    inter: np.ndarray,
+    top_h: np.ndarray,
+    top_l: float,
+    threshold: float,
+    offset: int,
+) -> list[int]:
+    """:func:`_starts`'s test one range at a time, from the last start's low ``top_l``
+    (indices shifted by ``offset``)."""
+    out = []
+    rows = range(offset, offset + lo.size)
+    for i, low, w, gap, th in zip(
+        rows, lo.tolist(), width.tolist(), inter.tolist(), top_h.tolist(), strict=True
+    ):
+        span = th - top_l
+        smaller = w if w < span else span
+        if (gap > threshold * smaller) if smaller > 0 else gap >= 0:
+            continue
+        top_l = low
+        out.append(i)
+    return out
 
 
 def merge_stack_plain(
