@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -10,21 +11,26 @@ import pandas as pd
 from holdqueue.core.backends.base import BackendJob
 from holdqueue.models import Site
 from holdqueue.services import backends as bk
-from holdqueue.services.history import history_frame
+from holdqueue.services.history import history_reader
 from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import Snapshot, from_live
 
 
 def snapshot_now(site: Site, when: dt.datetime) -> tuple[Snapshot, list[BackendJob]]:
-    """The site's live state at ``when`` (its history known up to then)."""
+    """The site's live state at ``when`` (its history known up to then, copied when first
+    read: a prediction does not read it)."""
     jobs = bk.active_jobs(site)
-    return live_snapshot(site, when, jobs, history_frame(site)), jobs
+    return live_snapshot(site, when, jobs, history_reader(site)), jobs
 
 
 def live_snapshot(
-    site: Site, when: dt.datetime, jobs: list[BackendJob], history: pd.DataFrame
+    site: Site,
+    when: dt.datetime,
+    jobs: list[BackendJob],
+    history: pd.DataFrame | Callable[[], pd.DataFrame],
 ) -> Snapshot:
-    """The predictor's snapshot of ``jobs`` (the backend's active jobs) and ``history``."""
+    """The predictor's snapshot of ``jobs`` (the backend's active jobs) and ``history`` (or
+    a function making it on first read)."""
     live = bk.live_jobs(site, jobs)
     return from_live(live, bk.site_seconds(site, when), history, machine_procs=site.machine_procs)
 

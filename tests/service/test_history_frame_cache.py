@@ -37,3 +37,17 @@ def test_the_kept_frame_is_one_block_per_dtype_so_each_copy_is_one_pass():
     assert frame._mgr.nblocks == frame.dtypes.nunique()  # 18 one-column blocks before
     assert frame.equals(history._read_frame(site))
     assert list(frame.dtypes) == list(history._read_frame(site).dtypes)
+
+
+def test_a_live_snapshot_copies_the_history_only_when_it_is_read():
+    from holdqueue.services import backends
+    from holdqueue.services.snapshot import snapshot_now
+
+    site = simulated_site()
+    snap, _ = snapshot_now(site, backends.now())
+    assert callable(snap.__dict__["_history"])  # a prediction never reads it: no copy
+    frame = snap.history
+    assert not callable(snap.__dict__["_history"]) and snap.history is frame  # copied once
+    assert frame.equals(history._read_frame(site))
+    frame.loc[0, "run_time"] = -5.0  # the copy is the snapshot's own
+    assert history.history_frame(site).loc[0, "run_time"] != -5.0

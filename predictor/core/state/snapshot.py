@@ -230,14 +230,15 @@ def _active(jobs: list[LiveJob], time_s: float, running: bool) -> ActiveJobs:
 def from_live(
     jobs: Sequence[LiveJob],
     time_s: float,
-    history: pd.DataFrame,
+    history: pd.DataFrame | Callable[[], pd.DataFrame],
     *,
     machine_procs: int,
 ) -> Snapshot:
     """The state a site reports at ``time_s`` (now, so ``known_at_s = time_s``).
 
-    ``history`` holds the site's finished jobs (SWF columns, sorted by submit time). Waiting
-    jobs are put in arrival order (submit time, then job id), as a log's rows are.
+    ``history`` holds the site's finished jobs (SWF columns, sorted by submit time), or is a
+    function giving them on first read. Waiting jobs are put in arrival order (submit time,
+    then job id), as a log's rows are.
     """
     bad = [j.request.job_id for j in jobs if j.state not in ("waiting", "running")]
     if bad:
