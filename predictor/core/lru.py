@@ -16,10 +16,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
+S = TypeVar("S")
+
+
+def kept_on(owner: object, name: str, make: Callable[[], S]) -> S:
+    """``owner.__dict__[name]``, made by ``make()`` the first time only: a store an object
+    keeps beside its state (its ``__getstate__`` leaves it out). Of two threads making it at
+    once, ``dict.setdefault`` keeps one for both."""
+    found = owner.__dict__.get(name)
+    return found if found is not None else owner.__dict__.setdefault(name, make())
 
 
 class LRU(Generic[V]):

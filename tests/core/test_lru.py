@@ -64,3 +64,19 @@ def test_threads_keep_the_bounds_and_the_byte_count() -> None:
         t.join()
     assert len(kept) <= 50 and kept.bytes == sum(kept.sizes()) <= 400
     assert kept.hits + kept.misses == 6 * 2000
+
+
+def test_a_store_kept_on_an_object_is_made_once() -> None:
+    from predictor.core.lru import kept_on
+
+    class Owner:
+        pass
+
+    owner, made = Owner(), []
+
+    def make() -> LRU[int]:
+        made.append(1)
+        return LRU(size=2)
+
+    first = kept_on(owner, "_kept", make)
+    assert kept_on(owner, "_kept", make) is first and len(made) == 1

@@ -12,6 +12,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from predictor.core.lru import kept_on
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.runtime.settled import SettledAnswers
@@ -49,7 +50,7 @@ class RuntimeEstimator:
         key = self.settled_key(snapshot)
         if key is None:
             return compute(batch)
-        kept = self.__dict__.setdefault("_settled", SettledAnswers())  # not a parameter
+        kept = kept_on(self, "_settled", SettledAnswers)  # not a parameter
         return RuntimePrediction(kept.answer(key, batch, lambda sub: compute(sub).ranges))
 
     def settled_key(self, snapshot: Snapshot) -> Hashable | None:

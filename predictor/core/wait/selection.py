@@ -104,7 +104,7 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.lru import LRU
+from predictor.core.lru import LRU, kept_on
 from predictor.core.wait.hedge import (
     WEIGHT_RULES,
     adahedge,
@@ -514,9 +514,7 @@ class HedgeSelector:
             return self._plan(n_before, known_at_s)
         nb, at = np.asarray(n_before), np.asarray(known_at_s)
         key = (nb.shape, nb.dtype.str, nb.tobytes(), at.shape, at.dtype.str, at.tobytes())
-        kept: LRU[Plan] | None = self.__dict__.get("_plans")
-        if kept is None:  # setdefault: of two threads' stores, one is kept by both
-            kept = self.__dict__.setdefault("_plans", LRU(size=PLANS_KEPT))
+        kept: LRU[Plan] = kept_on(self, "_plans", lambda: LRU(size=PLANS_KEPT))
         found = kept.get(key)
         if found is not None:
             return found
