@@ -171,6 +171,45 @@ class RequestAnswer:
     response: RangeSet
 
 
+@dataclass(frozen=True)
+class WaitAnswer:
+    """The wait part of a :class:`RequestAnswer` (the same fields, the same meaning)."""
+
+    request: JobRequest
+    wait_s: float
+    wait_upper_s: float | None
+    wait_method: str
+    wait_predictor: str | None
+    wait_support: int | None
+
+
+def predict_waits(
+    bundle: FittedBundle,
+    snapshot: Snapshot,
+    requests: JobRequest | list[JobRequest] | RequestBatch,
+) -> list[WaitAnswer]:
+    """The wait (point and bound) of each request arriving in ``snapshot``, without its
+    runtime: what :func:`predict_requests` answers for the wait, for a caller that shows
+    only the wait. One batched call per method. Raises ``ValueError`` for a bundle without
+    wait methods."""
+    if bundle.wait is None:
+        raise ValueError("the log has no known waits (SWF field 3 is -1 for every job)")
+    batch = as_batch(requests)
+    wait = bundle.wait.predict(snapshot, batch)
+    upper = None if bundle.bound is None else bundle.bound.predict(snapshot, batch).upper_s
+    return [
+        WaitAnswer(
+            request=request,
+            wait_s=float(wait.wait_s[k]),
+            wait_upper_s=None if upper is None else float(upper[k]),
+            wait_method=bundle.wait.name,
+            wait_predictor=None if wait.predictor is None else str(wait.predictor[k]),
+            wait_support=None if wait.support is None else int(wait.support[k]),
+        )
+        for k, request in enumerate(batch)
+    ]
+
+
 def predict_requests(
     bundle: FittedBundle,
     snapshot: Snapshot,
@@ -182,29 +221,28 @@ def predict_requests(
     computation and one history look-up per method, not one each. Raises ``ValueError`` for
     a bundle without wait methods.
     """
-    if bundle.wait is None:
-        raise ValueError("the log has no known waits (SWF field 3 is -1 for every job)")
     batch = as_batch(requests)
-    wait = bundle.wait.predict(snapshot, batch)
-    upper = None if bundle.bound is None else bundle.bound.predict(snapshot, batch).upper_s
+    waits = predict_waits(bundle, snapshot, batch)
     runtime = bundle.runtime.predict(snapshot, batch)
     answers = []
-    for k, request in enumerate(batch):
+    for k, wait in enumerate(waits):
         rs = runtime.ranges[k]
         answers.append(
             RequestAnswer(
-                request=request,
-                wait_s=float(wait.wait_s[k]),
-                wait_upper_s=None if upper is None else float(upper[k]),
-                wait_method=bundle.wait.name,
-                wait_predictor=None if wait.predictor is None else str(wait.predictor[k]),
-                wait_support=None if wait.support is None else int(wait.support[k]),
+                **vars(wait),
                 runtime=rs,
                 runtime_method=bundle.runtime.name,
-                response=response_rangeset(rs, float(wait.wait_s[k])),
+                response=response_rangeset(rs, wait.wait_s),
             )
         )
     return answers
 
 
-__all__ = ["FittedBundle", "RequestAnswer", "fit_bundle", "predict_requests"]
+__all__ = [
+    "FittedBundle",
+    "RequestAnswer",
+    "WaitAnswer",
+    "fit_bundle",
+    "predict_requests",
+    "predict_waits",
+]

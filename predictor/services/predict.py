@@ -16,7 +16,7 @@ import numpy as np
 from django.conf import settings
 
 from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
-from predictor.core.bundle import FittedBundle, RequestAnswer, fit_bundle
+from predictor.core.bundle import FittedBundle, RequestAnswer, fit_bundle, predict_waits
 from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import JobRequest, RequestBatch
@@ -114,12 +114,17 @@ def predict_requests(
 
     A bundle without wait methods (a log with no known wait) is a ``ConflictError`` (409).
     """
+    _has_waits(bundle)
+    return predict_core(bundle, snapshot, requests)
+
+
+def _has_waits(bundle: FittedBundle) -> None:
+    """A ``ConflictError`` (409) for a bundle without wait methods (no known wait)."""
     if not bundle.has_waits:
         raise ConflictError(
             "the trace has no known waits (SWF field 3 is -1 for every job), so there is no "
             "history to predict waits from; evaluate it with `evaluate_wait --simulate-waits`"
         )
-    return predict_core(bundle, snapshot, requests)
 
 
 def resolve_queue(queues: Any, queue_id: int) -> int:
@@ -167,8 +172,9 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
     history known then), with the QBETS bound."""
     bundle = bundle_for(trace, wait=query.get("method"))
     request = request_of(bundle, query)
+    _has_waits(bundle)
     snapshot = bundle.snapshot(request.submit_s)
-    answer = predict_requests(bundle, snapshot, [request])[0]
+    answer = predict_waits(bundle, snapshot, [request])[0]  # the body shows no runtime
     stored = None if query.get("method") else trace  # stored row answers are the default's
     return {
         "wait_s": answer.wait_s,

@@ -70,6 +70,28 @@ def test_wait_and_runtime_predictions_share_one_fitted_bundle(trace, alice, monk
     assert client.post(url, job(trace), format="json").status_code == 200 and calls == []
 
 
+def test_a_wait_answer_is_the_full_answers_wait_and_never_asks_the_requests_runtime(
+    trace, alice, monkeypatch
+):
+    """The body shows no runtime of the request, so its runtime rangeSet is not computed
+    (the why block asks only about queued jobs without a limit); the wait is unchanged."""
+    client = api_for(alice)
+    body = job(trace, user_id=3, requested_procs=16)
+    predict(client, trace.pk, body)
+    bundle = predict_service.bundle_for(trace)
+    asked: list = []
+    kind = type(bundle.runtime)
+    real = kind.predict
+    monkeypatch.setattr(kind, "predict", lambda m, s, b: (asked.append(b), real(m, s, b))[1])
+    got = predict(client, trace.pk, body).json()
+    mine = [b for b in asked if ((b.submit_s == body["at"]) & (b.procs == 16)).any()]
+    assert mine == []
+    request = predict_service.request_of(bundle, body)
+    full = predict_service.predict_requests(bundle, bundle.snapshot(body["at"]), [request])[0]
+    assert asked and got["wait_s"] == full.wait_s and got["predictor"] == full.wait_predictor
+    assert (got["support"], got["qbets_upper_s"]) == (full.wait_support, full.wait_upper_s)
+
+
 def test_a_changed_trace_is_fitted_again(trace, alice):
     client = api_for(alice)
     predict(client, trace.pk, job(trace))
