@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictor.core.wait.apq_distance import normalise_columns
+from predictor.core.wait.apq_distance import column_std, normalise_columns
 
 
 def _with_where(d: np.ndarray) -> np.ndarray:
@@ -33,3 +33,19 @@ def test_a_column_with_a_nan_is_zero_as_before() -> None:
     got = normalise_columns(d)
     np.testing.assert_array_equal(got, _with_where(d))
     np.testing.assert_array_equal(got[:, 0], 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 6])
+def test_column_std_is_numpys_std_along_the_rows_to_the_bit(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for m in [1, 2, 7, 128, 129, 1000, 4001, 20_000]:
+        for scale in (1.0, 1e-3, 1e6):
+            a = rng.random((m, n)) * scale
+            a[rng.random((m, n)) < 0.3] = 0.0  # normalised distances: many exact zeros
+            assert column_std(a).tobytes() == a.std(axis=0).tobytes()
+            f = np.asfortranarray(a)  # summed pairwise by numpy: left to numpy
+            assert column_std(f).tobytes() == f.std(axis=0).tobytes()
+    a = rng.random((50, n))
+    a[3, 0] = np.nan
+    assert column_std(a).tobytes() == a.std(axis=0).tobytes()
+    assert column_std(np.zeros((0, n))).shape == (n,)

@@ -221,7 +221,7 @@ class APQ(WaitEstimator):
         hd = np.empty((len(own), hg.N_HIST))
         hd[:, hg.REQUEST_KINDS] = own
         hd[:, hg.INSTANT_KINDS] = kept
-        return hd, dist.spread_of(np.concatenate([own.std(axis=0), kept_std]))
+        return hd, dist.spread_of(np.concatenate([dist.column_std(own), kept_std]))
 
     def _answer(
         self,

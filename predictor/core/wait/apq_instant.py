@@ -48,7 +48,7 @@ class InstantColumns:
         if found is not None:
             return found
         cols = dist.hist_distances_kinds(target_hist, history(hg.INSTANT_KINDS), hg.INSTANT_KINDS)
-        made = (cols, cols.std(axis=0))
+        made = (cols, dist.column_std(cols))
         for kept in made:  # shared by the instant's requests, across threads: read only
             kept.setflags(write=False)
         return self.kept.put(key, made, cols.nbytes)
