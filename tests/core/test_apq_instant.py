@@ -116,3 +116,23 @@ def test_snapshot_answers_with_kept_columns_equal_those_computed_whole():
             )
             assert apq.resolve(got, spread, n) == apq.resolve(want, want_spread, n)
     assert idx.instant.kept.hits == 6 and idx.instant.kept.misses == 2  # one per instant
+    kept = idx.instant.request_hist  # the block's request kinds: gathered once per instant
+    assert (kept.hits, kept.misses) == (6, 2)
+
+
+def test_a_blocks_request_kinds_are_gathered_once_and_kept_read_only():
+    target, history = histograms(500, 5)
+    asked = []
+
+    def kinds(which: slice) -> np.ndarray:
+        asked.append(which)
+        return history[:, which]  # a strided view: kept as a contiguous copy
+
+    cache = InstantColumns(request_bytes=2 * 500 * 2 * history.shape[2] * history.itemsize)
+    first = cache.request_kinds(("q", 0, 500), kinds)
+    assert cache.request_kinds(("q", 0, 500), kinds) is first and asked == [hg.REQUEST_KINDS]
+    assert first.flags.c_contiguous and not first.flags.writeable
+    assert first.tobytes() == np.ascontiguousarray(history[:, hg.REQUEST_KINDS]).tobytes()
+    for k in range(1, 5):
+        cache.request_kinds(("q", k, k + 500), kinds)
+    assert len(cache.request_hist) == 2 and ("q", 0, 500) not in cache.request_hist

@@ -216,7 +216,7 @@ class APQ(WaitEstimator):
             return hd, dist.distribution_spread(hd)
         kept, kept_std = idx.instant.get(block.key, tgt.hist, block.kinds_hist)
         own = dist.hist_distances_kinds(
-            tgt.hist, block.kinds_hist(hg.REQUEST_KINDS), hg.REQUEST_KINDS
+            tgt.hist, idx.instant.request_kinds(block.key, block.kinds_hist), hg.REQUEST_KINDS
         )
         hd = np.empty((len(own), hg.N_HIST))
         hd[:, hg.REQUEST_KINDS] = own
