@@ -104,3 +104,21 @@ def test_a_request_after_the_log_sees_the_whole_known_history():
     waits = np.sort(jobs["wait_time"].to_numpy()[(sizes >= 5) & (sizes <= 16)])
     assert single.support[0] <= waits.size
     assert single.upper_s[0] >= single.wait_s[0] >= 0
+
+
+def test_a_batch_answers_each_request_as_if_asked_alone():
+    """Each size group present in a batch is answered from its own and the pooled state;
+    the groups a batch leaves out are not read, and a request's answer does not depend on
+    which others share its batch."""
+    jobs = make_jobs(600)
+    qb = QBETS().fit(make_ctx(jobs))
+    at = float(jobs["submit_time"].iloc[400])
+    snap = from_log(jobs, at, machine_procs=128, rows=400)
+    batch = [JobRequest(user=1, procs=p, req_time_s=600, submit_s=at) for p in (1, 8, 32, 100, 3)]
+    together = qb.predict(snap, batch)
+    for k, request in enumerate(batch):
+        alone = qb.predict(snap, [request])
+        assert alone.upper_s[0] == together.upper_s[k] and alone.wait_s[0] == together.wait_s[k]
+        assert alone.support[0] == together.support[k]
+        assert alone.predictor[0] == together.predictor[k]
+    assert together.support.min() > 0

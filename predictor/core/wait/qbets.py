@@ -145,7 +145,7 @@ class QBETS(WaitEstimator):
         upper, point = np.zeros(n), np.zeros(n)
         support = np.zeros(n, dtype=int)
         label = np.full(n, "no_history", dtype=object)
-        for g in range(N_GROUPS):
+        for g in np.unique(groups):  # the groups asked about (one, for a single request)
             sel = np.flatnonzero(groups == g)
             own, own_state = _group_state(tl, g, prefix[sel])
             pool, pool_state = _group_state(tl, POOLED, prefix[sel])
