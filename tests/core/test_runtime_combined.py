@@ -10,8 +10,10 @@ from predictor.core.runtime.combined import (
     mixture,
     online_level,
     pieces,
+    pieces_ordered,
     recency_weights,
     select,
+    stable_order,
 )
 
 
@@ -134,3 +136,36 @@ def test_lognormal_pieces_use_the_normal_cdf_as_scipy_states_it():
     assert np.array_equal(pc.x, np.exp(z))
     mass = np.diff(norm.cdf((z - mu) / sigma))
     assert np.array_equal(pc.m, mass / mass.sum())
+
+
+def test_stable_order_from_a_near_order_is_numpys_stable_argsort():
+    """Whatever the hint (right, nearly right, reversed, from other values of the same
+    length), the order is np.argsort(kind="stable"): ties in index order, NaN last."""
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(2, 3_000))
+        c = np.round(np.exp(rng.uniform(0, 9, n)), int(rng.integers(0, 2)))  # many ties
+        edges = np.concatenate([c / np.sqrt(1.2), c * np.sqrt(1.2)])
+        hint = np.argsort(edges, kind="stable")
+        scaled = np.concatenate([c * 1.37 / np.sqrt(1.2), c * 1.37 * np.sqrt(1.2)])
+        others = [edges, scaled, edges[::-1].copy(), rng.permutation(edges)]
+        if trial % 10 == 0:
+            others.append(np.where(rng.random(2 * n) < 0.01, np.nan, edges))
+        for values in others:
+            want = np.argsort(values, kind="stable")
+            for h in (hint, hint[::-1].copy(), rng.permutation(2 * n), None):
+                assert np.array_equal(stable_order(values, h), want)
+    assert np.array_equal(stable_order(np.array([2.0, 1.0]), np.array([0])), [1, 0])
+
+
+def test_pieces_hinted_by_another_requested_times_order_are_the_same_floats():
+    rng = np.random.default_rng(12)
+    for _ in range(100):
+        n = int(rng.integers(1, 2_000))
+        share = np.round(rng.uniform(0.01, 1.0, n), int(rng.integers(1, 4)))
+        w = recency_weights(n, 0.999)
+        _, hint = pieces_ordered(share * float(rng.integers(60, 86_400)), w, 1.2)
+        c = share * float(rng.integers(60, 86_400))
+        got, order = pieces_ordered(c, w, 1.2, hint)
+        want = pieces(c, w, 1.2)
+        assert got.x.tobytes() == want.x.tobytes() and got.m.tobytes() == want.m.tobytes()

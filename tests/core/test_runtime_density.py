@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 
+from predictor.core.runtime import density
 from predictor.core.runtime.density import DensityRangeSet
 from predictor.core.runtime.history import build_context
 from tests.conftest import synthetic_log
@@ -92,3 +96,22 @@ def test_fitted_weights_come_from_the_tuning_part_and_beat_the_fixed_ones_on_its
         return np.log(dens[reach] @ np.asarray(v)).sum()
 
     assert loglik(w) >= loglik([0.4, 0.2, 0.4]) - 1e-9
+
+
+def test_the_kept_edge_orders_change_no_answer_and_are_not_pickled(monkeypatch):
+    """Each target's boxes are sorted from the order kept for the same relevant jobs (another
+    requested time's, another row's); the ranges are those of a model that kept none."""
+    monkeypatch.setattr(density, "HINT_FROM", 2)  # this log's relevant histories are short
+    method = DensityRangeSet().fit(build_context(jobs_with_requests(), PROCS, n_tune=N_TUNE))
+    ctx = method.history_
+    rows = np.arange(N_TUNE, len(ctx.run_s), 3)
+    method.predict_rows(rows)  # keeps orders for these rows' relevant jobs
+    assert len(method.__dict__["_edge_orders"]) > 0
+    ctx.req_time_s[rows] = ctx.req_time_s[rows] * 1.7 + 13  # other requested times
+    hinted = method.predict_rows(rows[::-1].copy()).ranges[::-1]
+    fresh = copy.copy(method)  # copied without the kept orders
+    assert "_edge_orders" not in fresh.__dict__
+    assert "_edge_orders" not in pickle.loads(pickle.dumps(method)).__dict__
+    for a, b in zip(hinted, fresh.predict_rows(rows).ranges, strict=True):
+        assert a.low_s.tobytes() == b.low_s.tobytes() and a.high_s.tobytes() == b.high_s.tobytes()
+        assert a.probability.tobytes() == b.probability.tobytes()

@@ -67,14 +67,50 @@ def pieces(centres_s: np.ndarray, weights: np.ndarray, ratio: float) -> Pieces:
     target: plain ``concatenate`` and slices, not ``np.r_``, whose parsing cost more than the
     arithmetic.)
     """
+    return pieces_ordered(centres_s, weights, ratio)[0]
+
+
+def stable_order(values: np.ndarray, hint: np.ndarray | None = None) -> np.ndarray:
+    """``np.argsort(values, kind="stable")``, found from ``hint``, a near order.
+
+    The stable order is the one permutation that sorts the values with equal values in index
+    order. ``values`` taken in the hint's order are sorted again, stably: numpy's stable sort
+    is a timsort, which passes over a nearly sorted array about as fast as it reads it (107
+    against 5,810 us at 44,000 values here). That sorts the values; where equal values are
+    then out of index order, they are put in it by one more near-sorted sort of (run of equal
+    values, index). Without a hint, or where a value is NaN, the values are sorted afresh.
+    ``hint``: an order this function returned for values of the same length (a box's edges
+    when the same past jobs are asked about again, or their used shares at another requested
+    time), so a permutation of their positions.
+    """
+    if hint is None or hint.size != values.size or values.size < 2:
+        return np.argsort(values, kind="stable")
+    near = values[hint]
+    step = np.argsort(near, kind="stable")
+    order, x = hint[step], near[step]
+    if np.isnan(x[-1]):  # NaN sorts last
+        return np.argsort(values, kind="stable")
+    same = x[1:] == x[:-1]
+    if (same & (order[1:] < order[:-1])).any():
+        run = np.zeros(x.size, np.int64)
+        np.cumsum(~same, out=run[1:])
+        order = order[np.argsort(run * x.size + order, kind="stable")]
+    return order
+
+
+def pieces_ordered(
+    centres_s: np.ndarray, weights: np.ndarray, ratio: float, hint: np.ndarray | None = None
+) -> tuple[Pieces, np.ndarray]:
+    """:func:`pieces`, and the stable order of the boxes' edges it sorted by (``hint``: an
+    earlier such order, :func:`stable_order`), to hint the next call about the same jobs."""
     c = np.maximum(np.asarray(centres_s, dtype=float), MIN_RUNTIME_S)
     w = np.asarray(weights, dtype=float)
     if c.size == 0:
-        return Pieces(np.zeros(1), np.zeros(0))
+        return Pieces(np.zeros(1), np.zeros(0)), np.zeros(0, np.int64)
     half = np.sqrt(ratio)
     edges = np.concatenate([c / half, c * half])
     delta = np.concatenate([w, -w])
-    order = np.argsort(edges, kind="stable")
+    order = stable_order(edges, hint)
     x, cover = edges[order], np.cumsum(delta[order])
     keep = np.zeros(x.size, dtype=bool)
     np.greater(x[1:], x[:-1], out=keep[:-1])  # drop zero-length pieces (equal edges)
@@ -82,7 +118,7 @@ def pieces(centres_s: np.ndarray, weights: np.ndarray, ratio: float) -> Pieces:
     x_next[:-1], x_next[-1] = x[1:], x[-1]
     mass = np.maximum(cover, 0.0) * np.log(x_next / x) / np.log(ratio)
     x_k = x[keep]  # consecutive kept pieces share edges: they tile [min edge, max edge]
-    return Pieces(np.concatenate([x_k, x_next[keep][-1:]]), mass[keep])
+    return Pieces(np.concatenate([x_k, x_next[keep][-1:]]), mass[keep]), order
 
 
 def lognormal_pieces(q10_s: float, q50_s: float, q90_s: float, ratio: float) -> Pieces:
