@@ -25,6 +25,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -52,12 +53,26 @@ class Background:
     procs: np.ndarray
     user: np.ndarray
 
-    @property
+    @cached_property
+    def rel_s(self) -> np.ndarray:
+        """Each arrival after the first's, seconds (worked out once per background)."""
+        return self.submit_s - self.submit_s[0]
+
+    @cached_property
     def span_s(self) -> float:
         """Length of one cycle: first to last arrival plus one mean gap."""
-        rel = self.submit_s - self.submit_s[0]
+        rel = self.rel_s
         gap = float(rel[-1]) / max(len(rel) - 1, 1)
         return float(rel[-1]) + max(gap, 1.0)
+
+
+def _by_cycle(values: list[np.ndarray], kept: list[np.ndarray]) -> np.ndarray:
+    """Each cycle's values where ``kept`` (its arrivals by now), cycle after cycle: what
+    tiling the background and masking it gave, without the tiled copies (a whole cycle is
+    taken as it is)."""
+    return np.concatenate(
+        [v if k.all() else v[k] for v, k in zip(values, kept, strict=True)]
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -190,22 +205,21 @@ class SimulatedBackend(Backend):
         span = bg.span_s
         first = max(int(t_now // span) - 1, 0)
         window_start = first * span
-        rel = bg.submit_s - bg.submit_s[0]
+        rel = bg.rel_s
         cycles = [rel + k * span for k in range(first, int(t_now // span) + 1)]
-        b_sub = np.concatenate(cycles)
-        keep = b_sub <= t_now
-        reps = len(cycles)
+        kept = [c <= t_now for c in cycles]
         mine = self.store.since(float(self._wall(window_start)))
+        reps = len(cycles)
         arrays = {
-            "submit": b_sub[keep],
-            "runtime": np.tile(bg.runtime_s, reps)[keep],
-            "estimate": np.tile(bg.estimate_s, reps)[keep],
-            "procs": np.minimum(np.tile(bg.procs, reps)[keep], self.machine_procs),
+            "submit": _by_cycle(cycles, kept),
+            "runtime": _by_cycle([bg.runtime_s] * reps, kept),
+            "estimate": _by_cycle([bg.estimate_s] * reps, kept),
+            "procs": np.minimum(_by_cycle([bg.procs] * reps, kept), self.machine_procs),
         }
         # "t<cycle>-<row>" of the kept jobs only (naming every job of the window cost more
         # than the replay itself on a long trace: two cycles of 28k names per question)
         n = len(rel)
-        ids = [f"t{first + p // n}-{p % n}" for p in np.flatnonzero(keep).tolist()]
+        ids = [f"t{first + p // n}-{p % n}" for p in np.flatnonzero(np.concatenate(kept)).tolist()]
         return self._replay(arrays, ids, mine, t_now)
 
     def _replay(self, bg, ids, mine, t_now) -> list[BackendJob]:
