@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from predictor.core.state import histograms as hg
 from predictor.core.state.histograms import chi2_fixed, sum_last_axis
 
 
@@ -31,3 +32,9 @@ def test_chi2_fixed_of_histograms() -> None:
     q = np.array([[[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]]], dtype=np.float32)
     # same histogram: 0; disjoint: sum of (p_b - 0)^2 / p_b + (0 - q_b)^2 / q_b = 1 + 1
     np.testing.assert_array_equal(chi2_fixed(p, q), [[0.0, 2.0]])
+
+
+def test_trace_edges_are_made_once_per_bin_count_and_read_only():
+    edges = hg.trace_edges(10)
+    assert hg.trace_edges(10) is edges and not edges.flags.writeable
+    assert edges.shape == (6, 11) and hg.trace_edges(12).shape == (6, 13)
