@@ -19,8 +19,10 @@ warm call is followed by one GET, so that a machine whose speed drifts during th
 shared host: runs of the same code differed by 20%) moves both figures of the ratio alike
 (under ``--profile`` the GETs run after the warm calls). A GET right after an answer costs
 more than one in a run of GETs (probably: the answer has displaced what a run of GETs keeps
-in the processor's caches), so the GETs are also timed one after another, as before ("GET in a
-row"), and both ratios are printed.
+in the processor's caches), so the GETs are also timed one after another ("GET in a row"),
+and both ratios are printed. Those runs of GETs come after each block of 25 warm calls,
+not all after the last: timed minutes later, on a host that had sped up in between, they
+once made HPC2N's ratio 3.6 where the GETs in turn gave 2.5 (stop 47).
 ``--profile [key]`` prints the top of cProfile over the warm calls, sorted by ``key``
 (``cumulative`` unless given, or ``tottime``); the warm timings are then the profiled ones;
 ``--profile-out FILE`` also writes the whole profile there (``pstats`` format, the trace's name
@@ -126,15 +128,24 @@ def timed(call, items: list, clock: GcClock | None = None) -> np.ndarray:
     return np.array(out)
 
 
-def interleaved(post, get, bodies: list, clock: GcClock) -> tuple[np.ndarray, np.ndarray]:
+ROW_BLOCK = 25  # answers (each with a GET in turn), then as many GETs one after another
+
+
+def interleaved(
+    post, get, bodies: list, clock: GcClock
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Milliseconds of each ``post(body)`` and of a ``get`` after it, in turn (the
-    collector's share counted on the posts): a machine whose speed drifts over a run moves
-    both figures alike, so their ratio holds."""
-    posts, gets = [], []
-    for body in bodies:
-        posts.append(timed(post, [body], clock))
-        gets.append(timed(get, [None]))
-    return np.concatenate(posts), np.concatenate(gets)
+    collector's share counted on the posts), and, after each ``ROW_BLOCK`` of them, as many
+    GETs in a row: a machine whose speed drifts over a run moves all three figures alike,
+    so their ratios hold."""
+    posts, gets, in_a_row = [], [], []
+    for first in range(0, len(bodies), ROW_BLOCK):
+        block = bodies[first : first + ROW_BLOCK]
+        for body in block:
+            posts.append(timed(post, [body], clock))
+            gets.append(timed(get, [None]))
+        in_a_row.append(timed(get, range(len(block))))
+    return np.concatenate(posts), np.concatenate(gets), np.concatenate(in_a_row)
 
 
 def bench(
@@ -175,9 +186,9 @@ def bench(
         if out:
             prof.dump_stats(f"{out}.{name}")
         detail = timed(get, range(calls))
-    else:  # each warm answer and a GET in turn: both see the machine as it is then
-        warm, detail = interleaved(post, get, bodies[1:], warm_gc)
-    in_a_row = timed(get, range(calls))  # the GETs one after another, as before
+        in_a_row = timed(get, range(calls))  # the GETs one after another
+    else:  # each warm answer and a GET in turn, GETs in a row between blocks of them
+        warm, detail, in_a_row = interleaved(post, get, bodies[1:], warm_gc)
     began = time.perf_counter()
     gc.collect()  # one full pass now: what a request waits for when the collector runs one
     full_ms = 1000 * (time.perf_counter() - began)
