@@ -150,14 +150,12 @@ def choose_runtime(ctx: RuntimeContext, random_state: int) -> Choice:
 
 
 @dataclass(frozen=True)
-class RequestAnswer:
-    """What the framework predicts for one request.
+class WaitAnswer:
+    """What the framework predicts for one request's wait.
 
     wait_s : the wait point, seconds; wait_upper_s : the bound method's upper bound (None
     without one). wait_method / wait_predictor : the method and its sub-predictor that
     answered (APQ: "stddev", "regression", "weighted_avg", "fallback_median", ...).
-    runtime : the runtime rangeSet; ``runtime.level`` is the history level used (``tuple``,
-    else the fallbacks ``user``, ``size``, ``all``, ``none``). response : wait + runtime.
     """
 
     request: JobRequest
@@ -166,21 +164,19 @@ class RequestAnswer:
     wait_method: str
     wait_predictor: str | None
     wait_support: int | None
-    runtime: RangeSet
-    runtime_method: str
-    response: RangeSet
 
 
 @dataclass(frozen=True)
-class WaitAnswer:
-    """The wait part of a :class:`RequestAnswer` (the same fields, the same meaning)."""
+class RequestAnswer(WaitAnswer):
+    """What the framework predicts for one request: its wait (:class:`WaitAnswer`), and
 
-    request: JobRequest
-    wait_s: float
-    wait_upper_s: float | None
-    wait_method: str
-    wait_predictor: str | None
-    wait_support: int | None
+    runtime : the runtime rangeSet; ``runtime.level`` is the history level used (``tuple``,
+    else the fallbacks ``user``, ``size``, ``all``, ``none``). response : wait + runtime.
+    """
+
+    runtime: RangeSet
+    runtime_method: str
+    response: RangeSet
 
 
 def predict_waits(
