@@ -486,7 +486,7 @@ class DensityRangeSet(RuntimeEstimator):
     def _pieces(self, centres: np.ndarray, weights: np.ndarray, key: Hashable) -> Pieces:
         """:func:`.combined.pieces`, its edges' sort started from the order kept for the
         same relevant jobs (``key``): their edges again, or their used shares at another
-        requested time, in nearly the same order. The order found is checked
+        requested time, in nearly the same order. The order found is the stable sort's
         (:func:`.combined.stable_order`), so the pieces are the same floats either way. Below
         ``HINT_FROM`` jobs a plain sort is cheaper than the store's bookkeeping."""
         if centres.size < HINT_FROM:
