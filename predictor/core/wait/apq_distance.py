@@ -158,9 +158,8 @@ def column_std(a: np.ndarray) -> np.ndarray:
     the per-row loop. The steps are numpy's ``_var``: ``mean = sum(a) / m``, then
     ``sqrt(sum((a - mean)^2) / m)``. Any other layout (one column alone is summed pairwise)
     is left to numpy; ``tests/core/test_apq_distance.py`` compares the two."""
-    if a.ndim != 2 or a.shape[0] == 0 or a.shape[1] < 2 or a.dtype != np.float64:
-        return a.std(axis=0)
-    if not a.flags.c_contiguous:
+    numpy_sums_rows = a.ndim == 2 and a.flags.c_contiguous and a.dtype == np.float64
+    if not numpy_sums_rows or a.shape[0] == 0 or a.shape[1] < 2:
         return a.std(axis=0)
     m = a.shape[0]
     out, run = np.empty(a.shape[1]), np.empty(m)
