@@ -36,8 +36,11 @@ from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
 from predictor.services.background_fit import (
+    CODE_CHANGED,
+    CODE_CHANGED_ERROR,
     fit_wait_s,
     fitting,
+    mark_failed,
     not_ready,
     recent_failure,
     run_in_child,
@@ -206,7 +209,7 @@ def fit_and_store(
                 return found[1]
         with fitting(store, "site", _ident(site)):  # the status other processes report
             model = _fit(site, history=history)
-            store.save("site", _ident(site), f"{time.time():017.6f}", model)
+            store.save("site", _ident(site), f"{time.time():017.6f}", model, supersede=True)
     return model
 
 
@@ -224,9 +227,12 @@ def _refit_in_background(
             if fit_inline():
                 model = fit_and_store(site, store, blocking=False, history=history)
             else:  # a child process fits (the GIL stays with the requests): load its file
-                run_in_child(["fit_site_model", str(site.pk)])
+                code = run_in_child(["fit_site_model", str(site.pk)])
                 found = store.latest("site", _ident(site))
                 model = found[1] if found is not None else None
+                if code == CODE_CHANGED:  # no child: the current model keeps answering
+                    mark_failed(store, "site", _ident(site), "", CODE_CHANGED_ERROR)
+                    model = None
             if model is not None:
                 _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
         except Exception:  # the current model keeps answering; the next check retries

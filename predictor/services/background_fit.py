@@ -40,6 +40,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from predictor.services import fitted_store
 from predictor.services.fitted_store import FittedStore, default_store
 from queuecast.background import same_database_env
 from queuecast.errors import ServiceUnavailable
@@ -93,13 +94,27 @@ def child_env() -> dict[str, str]:
 
 
 TIMED_OUT = -1  # :func:`run_in_child`'s code for a child killed at its time limit
+CODE_CHANGED = -2  # :func:`run_in_child`'s code when no child started: the code on disk changed
+CODE_CHANGED_ERROR = (
+    "the code on disk changed since this process started: a fit now would be stored for the "
+    "new code, which this process never loads; restart the process (a deploy restarts it)"
+)
 
 
 def run_in_child(args: list[str], time_limit_s: float | None = None) -> int:
     """Run ``manage.py <args>`` in a niced child process and wait for it; its exit code (a
     seam for tests). Waiting holds no GIL: the worker's other threads keep answering. A
     child still running after ``time_limit_s`` (default ``QUEUECAST_RUN_TIME_LIMIT_S``, the
-    long runs' ceiling) is killed: :data:`TIMED_OUT`."""
+    long runs' ceiling) is killed: :data:`TIMED_OUT`.
+
+    No child starts when the source on disk is no longer the one this process runs
+    (:func:`predictor.services.fitted_store.code_changed`: :data:`CODE_CHANGED`). The child
+    would store its model under the new code's tag, this process would never find it, and
+    its next request would start the same fit again (a 15-minute HPC2N fit, over and over,
+    in a process left running across a code change)."""
+    if fitted_store.code_changed():
+        LOG.error("no fit in a child (%s): %s", " ".join(args), CODE_CHANGED_ERROR)
+        return CODE_CHANGED
     command = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), *args]
     if shutil.which("nice"):
         command = ["nice", "-n", str(CHILD_NICE), *command]

@@ -13,6 +13,7 @@ from typing import Generic, TypeVar
 from django.conf import settings
 
 from predictor.services.background_fit import (
+    CODE_CHANGED_ERROR,
     TIMED_OUT,
     BackgroundFits,
     fit_wait_s,
@@ -23,7 +24,7 @@ from predictor.services.background_fit import (
     recent_failure,
     run_in_child,
 )
-from predictor.services.fitted_store import FittedStore
+from predictor.services.fitted_store import FittedStore, code_changed
 from queuecast.kept import KeptModels
 from queuecast.limits import memory_ceiling
 from queuecast.singleflight import SingleFlight
@@ -110,6 +111,8 @@ class FittedCache(Generic[T]):
                 limit = settings.QUEUECAST_RUN_TIME_LIMIT_S
                 mark_failed(store, self.kind, ident, version, f"time limit reached ({limit} s)")
             fitted = store.load(self.kind, ident, version)
+            if fitted is None and code_changed():  # never started, or stored for the new code
+                mark_failed(store, self.kind, ident, version, CODE_CHANGED_ERROR)
         else:
             fitted = self.fit_and_store(trace)
         if fitted is not None:

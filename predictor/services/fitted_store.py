@@ -15,7 +15,9 @@ copy. The store keeps one pickled copy on disk instead:
 - a fit's status beside its lock (``<kind>-<id>.status.json``: fitting since when, by which
   process, or failed with what), so a process that does not fit can say how the fit goes;
 - bounded: after each save the least recently used files go until at most ``max_items``
-  files and ``max_bytes`` bytes remain (a load touches its file).
+  files and ``max_bytes`` bytes remain (a load touches its file). A site's refit supersedes
+  its older versions, which go first: two 1.6 GB versions of HPC2N's site bundle used to
+  push the 1.9 GB trace bundle out of the 4 GB and cost the next trace request a refit.
 
 Versions are strings that sort in the order they were made (``latest`` takes the largest).
 The directory is ``QUEUECAST_FITTED_DIR``, by default ``fitted`` in the upload folder.
@@ -61,11 +63,22 @@ def source_digest(root: Path, dirs: tuple[str, ...]) -> str:
     return digest.hexdigest()[:12]
 
 
+def code_on_disk() -> str:
+    """:func:`source_digest` of :data:`CODE_DIRS`, whose classes the store pickles, as the
+    files are now."""
+    return source_digest(Path(__file__).resolve().parents[2], CODE_DIRS)
+
+
 @functools.lru_cache(maxsize=1)
 def code_tag() -> str:
-    """:func:`source_digest` of :data:`CODE_DIRS`, whose classes the store pickles; read once
-    per process."""
-    return source_digest(Path(__file__).resolve().parents[2], CODE_DIRS)
+    """:func:`code_on_disk` read once per process: the code this process runs."""
+    return code_on_disk()
+
+
+def code_changed() -> bool:
+    """Has the source on disk changed since this process read it? A child started now would
+    run the new code and store under its tag, where this process never looks."""
+    return code_on_disk() != code_tag()
 
 
 class FittedStore:
@@ -112,8 +125,10 @@ class FittedStore:
                 return version, obj
         return None
 
-    def save(self, kind: str, ident: str, version: str, obj: Any) -> None:
-        """Write atomically, then evict the least recently used beyond the bounds."""
+    def save(self, kind: str, ident: str, version: str, obj: Any, supersede: bool = False) -> None:
+        """Write atomically, then evict the least recently used beyond the bounds. With
+        ``supersede`` the smaller versions of (kind, id) go first: the new one replaces them
+        (a site's refit), so they do not push other models out of the bounds."""
         self.dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
         try:
@@ -123,7 +138,16 @@ class FittedStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        if supersede:
+            self.drop_older(kind, ident, version)
         self.evict()
+
+    def drop_older(self, kind: str, ident: str, version: str) -> None:
+        """Remove this code's files of (kind, id) whose version sorts before ``version``."""
+        prefix, suffix = f"{_part(kind)}-{_part(ident)}-", f"~{self.code}.pkl"
+        for p in self.dir.glob(f"{prefix}*{suffix}"):
+            if p.name[len(prefix) : -len(suffix)] < _part(version):
+                p.unlink(missing_ok=True)
 
     def evict(self) -> None:
         """Drop the least recently used files beyond ``max_items`` fitted models and

@@ -110,3 +110,23 @@ def test_four_processes_fit_a_trace_once(tmp_path, settings):
         p.join(30)
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     assert log.read_text().splitlines() == ["fit"]
+
+
+def test_a_superseding_save_drops_the_older_versions_before_evicting(tmp_path):
+    """Without ``supersede`` the older site version stays and the bytes bound evicts the
+    trace's model, the least recently used; with it the older version goes first."""
+    for supersede, trace_kept in ((False, False), (True, True)):
+        d = tmp_path / str(supersede)
+        store = FittedStore(d, max_bytes=2500)
+        store.save("trace", "1", "a", b"t" * 1000)
+        time.sleep(0.01)
+        store.save("site", "1", "0001", b"s" * 1000, supersede=supersede)
+        time.sleep(0.01)
+        store.save("site", "1", "0002", b"S" * 1000, supersede=supersede)
+        assert (store.load("trace", "1", "a") is not None) is trace_kept
+        assert (store.load("site", "1", "0001") is None) is supersede
+        assert store.latest("site", "1") == ("0002", b"S" * 1000)
+    other = FittedStore(tmp_path / "True", code="zzzz")  # another code's file is not touched
+    other.save("site", "1", "0000", b"o")
+    FittedStore(tmp_path / "True").save("site", "1", "0003", b"n", supersede=True)
+    assert other.load("site", "1", "0000") == b"o"

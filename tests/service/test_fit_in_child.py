@@ -135,3 +135,30 @@ def test_a_fit_killed_at_its_time_limit_fails_the_requests_with_the_reason(
     assert res.status_code == 503
     assert "time limit reached (7 s)" in str(res.json())
     assert store.read_status("trace", ident)["state"] == "failed"
+
+
+def test_no_child_fits_once_the_code_on_disk_changed_and_requests_say_to_restart(
+    tmp_path, alice, monkeypatch, caplog
+):
+    """A process left running across a code change: a child would store the model under the
+    new code's tag, which this process never loads, so each request would start the same
+    fit again (15 minutes on HPC2N, over and over). No child starts; the answer says why."""
+    from predictor.services import fitted_store
+
+    predict_service.BUNDLES.clear()
+    trace = demo_trace(tmp_path)
+    monkeypatch.setattr(fitted_store, "code_on_disk", lambda: "0123456789ab")  # edited since
+    children: list[object] = []
+    monkeypatch.setattr(background_fit.subprocess, "run", lambda *a, **k: children.append(a))
+    monkeypatch.setattr(fitted_cache, "inline", lambda: False)  # a shared database
+    monkeypatch.setattr(background_fit, "spawn", lambda work, name: work())
+    for _ in range(2):
+        res = api_for(alice).post(
+            f"/api/traces/{trace.pk}/predictions/wait", body(trace), format="json"
+        )
+        assert res.status_code == 503
+        assert "restart the process" in str(res.json())
+    assert children == []
+    store, (ident, _) = default_store(), store_key(trace)
+    assert store.read_status("trace", ident)["state"] == "failed"
+    assert "no fit in a child" in caplog.text

@@ -233,3 +233,47 @@ def test_a_whole_machine_request_starts_after_the_queued_whole_machine_jobs() ->
     start = dt.datetime.fromisoformat(answer["predicted_start"].replace("Z", "+00:00"))
     assert start > starts[-1]
     assert answer["predicted_start_s"] > empty["predicted_start_s"]  # a full queue waits longer
+
+
+def test_a_refit_replaces_the_site_s_stored_bundle_and_keeps_the_other_models(
+    settings, tmp_path
+) -> None:
+    """Two versions of a big site bundle used to push a trace's bundle out of the store's
+    bytes (HPC2N: 2 x 1.6 GB beside 1.9 GB in 4 GB): a refit supersedes the older one."""
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path)
+    site = simulated_site()
+    store = FittedStore(tmp_path)
+    store.save("trace", "7", "v", b"x" * 1000)
+    first = site_predict.fit_and_store(site, store, blocking=False)
+    assert first is not None and store.latest("site", site_predict._ident(site)) is not None
+    site_file = next(tmp_path.glob("site-*.pkl"))
+    store.max_bytes = site_file.stat().st_size + 1500  # room for one site bundle and the trace
+    second = site_predict.fit_and_store(site, store, blocking=False)
+    assert second is not None and second.fitted_at > first.fitted_at
+    assert [p.name for p in tmp_path.glob("site-*.pkl")] != [site_file.name]
+    assert len(list(tmp_path.glob("site-*.pkl"))) == 1
+    assert store.load("trace", "7", "v") == b"x" * 1000  # not evicted
+
+
+def test_no_refit_starts_once_the_code_on_disk_changed(settings, tmp_path, monkeypatch) -> None:
+    """A process left running across a code change: its child would store the refit under
+    the new code's tag, this process would never load it and would start it again at every
+    check. No child starts; the stale model keeps answering and the status says why."""
+    from predictor.services import background_fit, fitted_store
+
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path)
+    site = simulated_site()
+    first = site_predict.site_model(site)
+    monkeypatch.setattr(site_predict, "fit_inline", lambda: False)
+    monkeypatch.setattr(site_predict, "_spawn", lambda work: work())
+    monkeypatch.setattr(fitted_store, "code_on_disk", lambda: "0123456789ab")  # edited since
+    children: list[object] = []
+    monkeypatch.setattr(background_fit.subprocess, "run", lambda *a, **k: children.append(a))
+    site_predict._MODELS.put(site.pk, site_predict._Held(
+        replace(first, fitted_at=first.fitted_at - 2 * site_predict.REFIT_AGE_S),
+        site_predict._ident(site), 0.0))  # fmt: skip
+    stale = site_predict.site_model(site)
+    assert children == [] and stale.history_rows == first.history_rows
+    status = FittedStore(tmp_path).read_status("site", site_predict._ident(site))
+    assert status is not None and status["state"] == "failed"
+    assert "restart the process" in status["error"]
