@@ -12,7 +12,10 @@ with always-zero among the experts.
 2. **Pool.** After the tuning part, every ``stride``-th usable row (``stride`` keeps at most
    ``max_scored`` rows; fixed at ``fit``) is predicted by every expert at its own arrival.
    Its error becomes known when the job starts.
-3. **Rule** (:mod:`predictor.core.wait.selection`): AdaHedge weights (or FlipFlop, or
+3. **Rule** (:mod:`predictor.core.wait.selection`), chosen per site at ``fit`` by default
+   (``rule="choose"``: the one of ``rule_among`` with the lowest AAE on the validation jobs
+   of step 1, each answered at its own arrival from the validation jobs started before it;
+   the first at a tie): AdaHedge weights (or FlipFlop, or
    Fixed-Share, which tracks a best method that changes, or ML-Poly, or AdaHedge or ML-Poly on
    linearised losses, which find a mix better than every expert, or AdaHedge over the experts
    and that mix) over rounds of
@@ -42,6 +45,9 @@ from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
 CANDIDATES = ("apq", "ibl", "gbm", "qbets", "median", "zero")
+#: ``rule="choose"``'s candidates: the seventh to tenth passes' rule and the eleventh pass's
+#: dev choice (docs/results.md, "Twelfth pass"), today's first (it wins a tie)
+RULE_AMONG = ("adahedge", "adahedge_stacked")
 OUTSIDE_FEATURE = "user_wait_count"  # with the queue's waiting-job count (``wait_count``)
 
 
@@ -81,7 +87,9 @@ class AutoWait(WaitEstimator):
         chosen there among the eighth pass's two, "Eighth pass"; ``rule="adahedge_grad"``,
         chosen there in the tenth pass, lost "within 2%" on lublin-aaroh's test part, so
         ``adahedge`` stays: "Ninth and tenth passes"; so did ``rule="adahedge_stacked"``,
-        chosen there in the eleventh pass: "Eleventh pass").
+        chosen there in the eleventh pass: "Eleventh pass"). ``rule="choose"`` (the default
+        since the twelfth pass, "Twelfth pass") picks one of them per site at ``fit``.
+    rule_among : ``rule="choose"``'s candidates (:meth:`_choose_rule`).
     n_validation : tuning-part jobs scored by the half-fitted experts.
     max_scored : at most this many test-part rows are scored (bounds the work per site).
     outside_factor : :func:`outside_seen`'s factor.
@@ -109,7 +117,8 @@ class AutoWait(WaitEstimator):
         guard_window: int = 3000,
         min_known: int = 50,
         memory: float = 3000.0,
-        rule: str = "adahedge",
+        rule: str = "choose",
+        rule_among: Sequence[str] = RULE_AMONG,
         guard_answer: str = "zero",
         fallback_among: str = "all",
         guard_span_s: float | None = None,
@@ -132,6 +141,7 @@ class AutoWait(WaitEstimator):
         self.min_known = min_known
         self.memory = memory
         self.rule = rule
+        self.rule_among = rule_among
         self.guard_answer = guard_answer
         self.fallback_among = fallback_among
         self.guard_span_s = guard_span_s
@@ -164,6 +174,7 @@ class AutoWait(WaitEstimator):
         state.setdefault("fallback_waiting", False)
         state.setdefault("weights_waiting", False)
         state.setdefault("skip_below", 0.0)
+        state.setdefault("rule_among", RULE_AMONG)  # pickled with a fixed rule: kept
         state["_selector"] = None
         self.__dict__.update(state)
 
@@ -265,6 +276,35 @@ class AutoWait(WaitEstimator):
         self.scored_rows_ = scored_rows(usable, history.n_tune, self.max_scored)
         self._scored_pred = np.zeros((len(names), 0))
         self._selector: HedgeSelector | None = None
+        self.rule_, self.rule_choice_ = self._choose_rule(history)
+
+    def _choose_rule(self, history: WaitContext) -> tuple[str, dict[str, Any] | None]:
+        """``rule``, or with ``rule="choose"`` the one of ``rule_among`` whose answers on the
+        validation jobs (the half-fitted experts' predictions, each job answered at its own
+        arrival by a selector over those jobs alone) have the lowest AAE; the first at a tie
+        or without validation jobs. The tuning part only: no test row is read."""
+        if self.rule != "choose":
+            return self.rule, None
+        rows = self.validation_rows_
+        among = list(self.rule_among)
+        if rows.size == 0:
+            return among[0], {"rule": among[0], "reason": "no validation jobs"}
+        jobs = history.jobs
+        wait = jobs["wait_time"].to_numpy(dtype=float)[rows]
+        at = jobs["submit_time"].to_numpy(dtype=float)[rows]
+        aae = {}
+        for rule in among:
+            sel = self._build(rows[:0], rule)
+            got = sel.select(self.validation_pred_, rows, at, self.row_outside_[rows])
+            aae[rule] = float(np.mean(np.abs(got.wait_s - wait)))
+        best = min(among, key=lambda r: (aae[r], among.index(r)))
+        return best, {"rule": best, "validation_jobs": int(rows.size), "aae_s": aae}
+
+    def chosen_rule(self) -> str:
+        """The rule the answers use: ``rule``, or the one chosen at ``fit``."""
+        return (
+            self.rule if self.rule != "choose" else str(getattr(self, "rule_", self.rule_among[0]))
+        )
 
     def _validation_rows(self, history: WaitContext) -> np.ndarray:
         half = history.n_tune // 2
@@ -307,7 +347,7 @@ class AutoWait(WaitEstimator):
         self.selector(len(self._fitted().jobs))
         return self
 
-    def _build(self, scored: np.ndarray) -> HedgeSelector:
+    def _build(self, scored: np.ndarray, rule: str | None = None) -> HedgeSelector:
         jobs = self._fitted().jobs
         rows = np.concatenate([self.validation_rows_, scored])
         submit = jobs["submit_time"].to_numpy(dtype=float)[rows]
@@ -320,7 +360,7 @@ class AutoWait(WaitEstimator):
         return HedgeSelector(
             pool, safe=self.safe_index_, zero=self.zero_index_, round_size=self.round_size,
             window=self.window, guard_window=self.guard_window, min_known=self.min_known,
-            memory=self.memory, rule=self.rule, guard_answer=self.guard_answer,
+            memory=self.memory, rule=rule or self.chosen_rule(), guard_answer=self.guard_answer,
             fallback_among=self.fallback_among, guard_span_s=self.guard_span_s,
             meta=self.meta, guard_waiting=self.guard_waiting,
             fallback_waiting=self.fallback_waiting, weights_waiting=self.weights_waiting,
