@@ -48,6 +48,7 @@ from predictor.services.background_fit import (
 from predictor.services.background_fit import inline as fit_inline
 from predictor.services.background_fit import spawn as spawn_fit
 from predictor.services.fitted_store import FittedStore, default_store
+from predictor.services.method_reason import wait_reason
 from predictor.services.why import why_body
 from queuecast.kept import KeptModels
 
@@ -384,6 +385,7 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
         "method": {
             "wait": answer.wait_method,
             "wait_predictor": answer.wait_predictor,
+            "wait_reason": wait_reason(model.bundle.wait),
             "runtime": answer.runtime_method,
             "runtime_reason": (
                 model.bundle.runtime_choice.reason

@@ -25,6 +25,7 @@ from predictor.core.wait.recent import RecentErrors, RecentScorer
 from predictor.services import shared_rows
 from predictor.services.fitted_cache import FittedCache, store_key
 from predictor.services.fitted_store import default_store
+from predictor.services.method_reason import wait_reason
 from predictor.services.why import why_body
 from queuecast.errors import ConflictError, InvalidInput
 from queuecast.longrun import Status
@@ -194,10 +195,11 @@ def predict_wait(trace: Trace, query: dict[str, Any]) -> dict[str, Any]:
 
 
 def methods_body(bundle: FittedBundle) -> dict[str, Any]:
-    """Both methods that answer and how the runtime one was chosen."""
+    """Both methods that answer and how each was chosen."""
     choice = bundle.runtime_choice
     return {
         "wait": bundle.wait.name if bundle.wait is not None else None,
+        "wait_reason": wait_reason(bundle.wait),
         "runtime": bundle.runtime.name,
         "runtime_reason": choice.reason if choice is not None else "asked for",
         "runtime_tuning_success": _num(choice.tuning_success) if choice is not None else None,

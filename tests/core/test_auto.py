@@ -223,3 +223,38 @@ def test_lent_rows_are_not_asked_again_and_rows_not_lent_are():
     )
     auto.methods_["median"] = own
     assert pickle.loads(pickle.dumps(auto)).lent() == ()  # lent answers are not stored
+
+
+def test_the_rule_is_chosen_per_site_by_its_validation_error_and_answers_as_that_rule():
+    """``rule="choose"``: each candidate rule answers the validation jobs (tuning part only);
+    the lowest AAE wins, the first at a tie; the fitted ``auto`` then answers exactly as
+    ``auto`` fitted with the chosen rule fixed."""
+    jobs = make_jobs(900, seed=4)
+    targets = np.arange(300, 700, 3)
+    among = ("adahedge", "adahedge_stacked", "adahedge_grad")
+    chosen = _auto("choose")
+    chosen.rule_among = among
+    chosen.fit(_ctx(jobs, 200))
+    record = chosen.rule_choice_
+    assert record is not None and set(record["aae_s"]) == set(among)
+    rows = chosen.validation_rows_
+    wait = jobs["wait_time"].to_numpy(dtype=float)[rows]
+    for rule in among:  # each AAE is that rule's own, recomputed from a fixed-rule fit
+        fixed = _auto(rule).fit(_ctx(jobs, 200))
+        sel = fixed._build(rows[:0])
+        got = sel.select(fixed.validation_pred_, rows, jobs["submit_time"].to_numpy()[rows],
+                         fixed.row_outside_[rows])  # fmt: skip
+        assert record["aae_s"][rule] == pytest.approx(np.abs(got.wait_s - wait).mean(), rel=0)
+    best = min(among, key=lambda r: (record["aae_s"][r], among.index(r)))
+    assert chosen.chosen_rule() == best == record["rule"]
+    mine = chosen.predict_rows(targets)
+    theirs = _auto(best).fit(_ctx(jobs, 200)).predict_rows(targets)
+    np.testing.assert_array_equal(mine.wait_s, theirs.wait_s)
+    np.testing.assert_array_equal(mine.predictor, theirs.predictor)
+    tie = _auto("choose")
+    tie.rule_among = ("adahedge_grad", "adahedge_grad")
+    assert tie.fit(_ctx(jobs, 200)).chosen_rule() == "adahedge_grad"
+    old = pickle.loads(pickle.dumps(_auto("adahedge").fit(_ctx(jobs, 200))))
+    del old.__dict__["rule_among"]  # pickled before the choice existed
+    again = pickle.loads(pickle.dumps(old))
+    assert again.chosen_rule() == "adahedge" and again.rule_choice_ is None

@@ -54,6 +54,7 @@ def test_default_answer_is_auto_with_the_chosen_runtime_method_and_their_recent_
     methods = answer["methods"]
     assert methods["wait"] == "auto" and methods["runtime"] == answer["runtime_method"]
     assert "coverage" in methods["runtime_reason"]
+    assert "validation jobs" in methods["wait_reason"]  # auto's weight rule, chosen per site
     wait, runtime = answer["accuracy"]["wait"], answer["accuracy"]["runtime"]
     assert wait["jobs"] > 0 and wait["zero_aae_s"] > 0
     assert wait["better_than_zero"] == (wait["aae_s"] < wait["zero_aae_s"])

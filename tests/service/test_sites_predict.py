@@ -203,6 +203,7 @@ def test_predict_keeps_a_method_override_with_its_own_fitted_model() -> None:
     median = client.post(url, {"procs": 8, "time_limit_s": 3600, "method": "median"}, format="json")
     assert default.status_code == 200 and median.status_code == 200, median.data
     assert median.data["method"]["wait"] == "median"
+    assert median.data["method"]["wait_reason"] is None  # a fixed method: nothing chosen
     assert default.data["method"]["wait"] != "median"
     assert site.pk in site_predict._MODELS and (site.pk, "median") in site_predict._OVERRIDES
     bad = client.post(url, {"procs": 8, "time_limit_s": 60, "method": "magic"}, format="json")
