@@ -148,16 +148,18 @@ TERMS = (
         Weighs apq, ibl, gbm, qbets, median and zero. Every candidate predicts the site's
         jobs as they arrive; once a job starts its wait is known, and every 25 started jobs
         the weights move towards the candidates with the lowest error (AdaHedge, which needs
-        no setting). The answer is the weighted mean, never above the longest wait seen so
-        far. A job whose state lies beyond anything seen in the tuning part (its user's or its
-        queue's waiting jobs) gets the fallback: the weighted mean or any one candidate,
-        whichever erred least on such jobs lately. When these answers have recently
-        erred more than answering 0 would have, the answer is 0. On a stored trace, jobs
-        still waiting count too, at the worst case of how long they may yet wait: the
-        weighted answers are kept only if they cannot have done worse than 0 however those
-        waits turn out, and a candidate whose answers those jobs have already outwaited
-        loses weight at once. A live site's history holds finished jobs only, so there only
-        the started ones count.
+        no setting). A second way of weighing also counts the candidates' best mix as one
+        more candidate; each site keeps whichever of the two erred less on its own tuning
+        part (the answer's methods note says which). The answer is the weighted mean, never
+        above the longest wait seen so far. A job whose state lies beyond anything seen in
+        the tuning part (its user's or its queue's waiting jobs) gets the fallback: the
+        weighted mean or any one candidate, whichever erred least on such jobs lately. When
+        these answers have recently erred more than answering 0 would have, the answer is 0.
+        On a stored trace, jobs still waiting count too, at the worst case of how long they
+        may yet wait: the weighted answers are kept only if they cannot have done worse than
+        0 however those waits turn out, and a candidate whose answers those jobs have
+        already outwaited loses weight at once. A live site's history holds finished jobs
+        only, so there only the started ones count.
         """,
         WAIT,
         "predictor/core/wait/auto.py",
