@@ -77,3 +77,19 @@ def test_method_override_answers_with_the_method_asked_for(defaults, trace):
     assert run.json()["methods"]["runtime_reason"] == "asked for"
     bad = client.post(f"{url}/wait", body(trace, method="magic"), format="json")
     assert bad.status_code == 400 and "method" in bad.json()
+
+
+def test_the_wait_reason_says_which_rule_was_kept_and_by_how_much():
+    from types import SimpleNamespace
+
+    from predictor.services.method_reason import wait_reason
+
+    assert wait_reason(SimpleNamespace()) is None and wait_reason(None) is None
+    early = SimpleNamespace(rule_choice_={"rule": "adahedge", "reason": "no jobs yet"})
+    assert wait_reason(early) == "AdaHedge weights over the methods (no jobs yet)"
+    kept = SimpleNamespace(rule_choice_={
+        "rule": "adahedge_stacked", "validation_jobs": 1000,
+        "aae_s": {"adahedge": 7260.0, "adahedge_stacked": 3600.0}})  # fmt: skip
+    text = wait_reason(kept)
+    assert text.startswith("AdaHedge weights over the methods and their best mix, chosen here")
+    assert "1,000 validation jobs" in text and "2 h 1 min" in text and "1 h" in text

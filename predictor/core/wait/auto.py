@@ -288,7 +288,7 @@ class AutoWait(WaitEstimator):
         rows = self.validation_rows_
         among = list(self.rule_among)
         if rows.size == 0:
-            return among[0], {"rule": among[0], "reason": "no validation jobs"}
+            return among[0], {"rule": among[0], "reason": "no validation jobs to choose on yet"}
         jobs = history.jobs
         wait = jobs["wait_time"].to_numpy(dtype=float)[rows]
         at = jobs["submit_time"].to_numpy(dtype=float)[rows]
