@@ -110,7 +110,8 @@ AMONG = {
         "adahedge_stacked+fallback_all+waiting+waiting_weights",
     ),
 }
-#: today's default variant (the tie-break of ``--choose``; the eighth pass's choice)
+#: the variant every site used until the rule was chosen per site (stop 48: ``rule="choose"``
+#: keeps this one or ``adahedge_stacked`` with the same options); the tie-break of ``--choose``
 DEFAULT = "adahedge+fallback_all+waiting+waiting_weights"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
