@@ -45,8 +45,8 @@ from predictor.core.wait.targets import WaitTargets
 from predictor.core.wait.types import WaitContext, WaitPrediction
 
 CANDIDATES = ("apq", "ibl", "gbm", "qbets", "median", "zero")
-#: ``rule="choose"``'s candidates: the seventh to tenth passes' rule and the eleventh pass's
-#: dev choice (docs/results.md, "Twelfth pass"), today's first (it wins a tie)
+#: ``rule="choose"``'s candidates: the rule every site used until stop 48 (first: it wins a
+#: tie) and the eleventh pass's dev choice (docs/results.md, "Twelfth pass")
 RULE_AMONG = ("adahedge", "adahedge_stacked")
 OUTSIDE_FEATURE = "user_wait_count"  # with the queue's waiting-job count (``wait_count``)
 
