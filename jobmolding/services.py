@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,15 +126,19 @@ def evaluate_swf(
         raise InvalidInput(str(exc), field="trace") from exc
 
     memo = FitMemo()  # the tuning part's replays fit equal histories first (fit_memo)
+    made: list[ReplayBundle] = []
 
     def make_predictor(s: Any) -> ReplayBundle:
-        return ReplayBundle(
-            s.jobs.machine_procs,
-            settings.wait_method,
-            settings.runtime_method,
-            random_state=settings.seed,
-            memo=memo,
+        made.append(
+            ReplayBundle(
+                s.jobs.machine_procs,
+                settings.wait_method,
+                settings.runtime_method,
+                random_state=settings.seed,
+                memo=memo,
+            )
         )
+        return made[-1]
 
     runs = evaluate(setup, settings.strategies, settings.params(), make_predictor, progress)
     extra = {
@@ -150,6 +155,7 @@ def evaluate_swf(
         "predict": PREDICT,
         "scheduler": "easy, requested times as estimates",
         "fits": memo.as_dict(),
+        "wait_rules_kept": dict(Counter(r for b in made for r in b.wait_rules_)),
     }
     out = report(runs, settings.params(), extra)
     for name, run in runs.items():  # which sizes "choose the size" had to choose from

@@ -61,6 +61,7 @@ class ReplayBundle:
         self.fitted_rows_ = 0
         self.fits_ = 0
         self.fit_s_ = 0.0
+        self.wait_rules_: list[str] = []  # ``auto``'s weight rule kept at each fit
 
     def refresh(self, snapshot: Snapshot) -> None:
         """Fit on ``snapshot``'s finished history when there is none or it has grown."""
@@ -88,6 +89,9 @@ class ReplayBundle:
         first = self.fits_ == 0  # only first fits recur (fit_memo)
         self.bundle_ = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
         self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
+        chosen = getattr(self.bundle_.wait, "chosen_rule", None)
+        if chosen is not None:
+            self.wait_rules_.append(chosen())
         if self.memo is None or self.memo.hits == shared:  # a shared fit cost nothing here
             self.fit_s_ += self.bundle_.fit_s
 

@@ -97,6 +97,9 @@ def test_the_evaluation_scores_autos_candidates_as_if_run_alone():
     assert inner["median"] == pytest.approx(out["median"]["aae_s"])
     assert inner["zero"] == pytest.approx(out["zero"]["aae_s"])
     assert "candidates_aae_s" not in out["median"]
+    assert out["auto"]["rule_choice"] == methods["auto"].rule_choice_  # which rule, and why
+    assert out["auto"]["rule_choice"]["rule"] in ("adahedge", "adahedge_stacked")
+    assert "rule_choice" not in out["median"]
 
 
 def test_a_snapshot_asks_only_the_experts_its_answers_read():

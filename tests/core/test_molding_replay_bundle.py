@@ -60,6 +60,26 @@ def test_the_logs_waits_are_never_read_and_later_arrivals_change_no_decision() -
     np.testing.assert_array_equal(base.release_s[:180][before], cut.release_s[before])
 
 
+def test_each_fit_records_the_weight_rule_auto_kept() -> None:
+    """A replay whose wait method is ``auto`` records the rule each fit kept (the JSON's
+    ``wait_rules_kept``); another method records none."""
+    log = small_log(240, seed=5)
+    setup = prepare(log, 16, tune_fraction=0.25)
+    params = MoldingParams(strategy="molding", runtime_model="downey", guard=0.0)
+    made: list[ReplayBundle] = []
+
+    def make(s, wait="auto"):
+        made.append(ReplayBundle(s.jobs.machine_procs, wait, "rangeset"))
+        return made[-1]
+
+    evaluate(setup, ["molding"], params, make)
+    assert made[0].fits_ >= 1 and len(made[0].wait_rules_) == made[0].fits_
+    assert made[0].wait_rules_[-1] == made[0].bundle_.wait.chosen_rule()
+    assert set(made[0].wait_rules_) <= {"adahedge", "adahedge_stacked"}
+    _, sim = run(log)
+    assert sim.fits_ >= 1 and sim.wait_rules_ == []
+
+
 def test_the_bundle_is_fitted_on_finished_simulated_jobs_only() -> None:
     log = small_log(240, seed=5)
     _, bundle = run(log)

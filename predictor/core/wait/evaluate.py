@@ -151,6 +151,8 @@ def evaluate(
         inner = candidate_aae(pred, wait)
         if inner:
             results[name]["candidates_aae_s"] = inner
+        if getattr(method, "rule_choice_", None):  # auto's weight rule, chosen at fit
+            results[name]["rule_choice"] = method.rule_choice_  # type: ignore[attr-defined]
         if hasattr(method, "lent"):
             results[name]["reused_answers_of"] = list(method.lent())
             results[name]["reused_fits_of"] = list(getattr(method, "adopted_", []))

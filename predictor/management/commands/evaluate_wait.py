@@ -142,6 +142,13 @@ class Command(BaseCommand):
             if inner.get("zero"):
                 line += f", {r['aae_s'] / inner['zero']:.4f} x zero"
             self.stdout.write(line)
+            choice = r.get("rule_choice")
+            if choice and choice.get("aae_s"):
+                tried = ", ".join(f"{k} {_h(v)}" for k, v in choice["aae_s"].items())
+                self.stdout.write(
+                    f"{name} weight rule {choice['rule']} (chosen on the tuning part's "
+                    f"{choice['validation_jobs']} validation jobs, AAE h: {tried})"
+                )
 
     def _extras(self, results: dict[str, Any]) -> None:
         self.stdout.write("")
