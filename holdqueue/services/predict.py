@@ -228,12 +228,12 @@ def _refit_in_background(
             if fit_inline():
                 model = fit_and_store(site, store, blocking=False, history=history)
             else:  # a child process fits (the GIL stays with the requests): load its file
-                code = run_in_child(["fit_site_model", str(site.pk)])
+                if run_in_child(["fit_site_model", str(site.pk)]) == CODE_CHANGED:
+                    # no child ran: the current model keeps answering, nothing new to load
+                    mark_failed(store, "site", _ident(site), "", CODE_CHANGED_ERROR)
+                    return
                 found = store.latest("site", _ident(site))
                 model = found[1] if found is not None else None
-                if code == CODE_CHANGED:  # no child: the current model keeps answering
-                    mark_failed(store, "site", _ident(site), "", CODE_CHANGED_ERROR)
-                    model = None
             if model is not None:
                 _MODELS.put(site.pk, _Held(model, _ident(site), time.monotonic()))
         except Exception:  # the current model keeps answering; the next check retries

@@ -113,13 +113,15 @@ class FittedStore:
             os.utime(path)  # recently used
         return obj
 
-    def latest(self, kind: str, ident: str) -> tuple[str, Any] | None:
-        """(version, object) of the largest stored version of (kind, id), or None."""
+    def versions(self, kind: str, ident: str) -> list[str]:
+        """This code's stored versions of (kind, id), in sort order."""
         prefix, suffix = f"{_part(kind)}-{_part(ident)}-", f"~{self.code}.pkl"
         found = self.dir.glob(f"{prefix}*{suffix}") if self.dir.is_dir() else []
-        names = sorted(p.name for p in found)
-        for name in reversed(names):
-            version = name[len(prefix) : -len(suffix)]
+        return sorted(p.name[len(prefix) : -len(suffix)] for p in found)
+
+    def latest(self, kind: str, ident: str) -> tuple[str, Any] | None:
+        """(version, object) of the largest stored version of (kind, id), or None."""
+        for version in reversed(self.versions(kind, ident)):
             obj = self.load(kind, ident, version)
             if obj is not None:
                 return version, obj
@@ -144,10 +146,9 @@ class FittedStore:
 
     def drop_older(self, kind: str, ident: str, version: str) -> None:
         """Remove this code's files of (kind, id) whose version sorts before ``version``."""
-        prefix, suffix = f"{_part(kind)}-{_part(ident)}-", f"~{self.code}.pkl"
-        for p in self.dir.glob(f"{prefix}*{suffix}"):
-            if p.name[len(prefix) : -len(suffix)] < _part(version):
-                p.unlink(missing_ok=True)
+        for older in self.versions(kind, ident):
+            if older < _part(version):
+                self.path(kind, ident, older).unlink(missing_ok=True)
 
     def evict(self) -> None:
         """Drop the least recently used files beyond ``max_items`` fitted models and

@@ -276,19 +276,20 @@ class AutoWait(WaitEstimator):
         self.scored_rows_ = scored_rows(usable, history.n_tune, self.max_scored)
         self._scored_pred = np.zeros((len(names), 0))
         self._selector: HedgeSelector | None = None
-        self.rule_, self.rule_choice_ = self._choose_rule(history)
+        self.rule_choice_ = self._choose_rule(history)
 
-    def _choose_rule(self, history: WaitContext) -> tuple[str, dict[str, Any] | None]:
-        """``rule``, or with ``rule="choose"`` the one of ``rule_among`` whose answers on the
-        validation jobs (the half-fitted experts' predictions, each job answered at its own
-        arrival by a selector over those jobs alone) have the lowest AAE; the first at a tie
-        or without validation jobs. The tuning part only: no test row is read."""
+    def _choose_rule(self, history: WaitContext) -> dict[str, Any] | None:
+        """None for a fixed ``rule``; with ``rule="choose"``, the record of the one of
+        ``rule_among`` whose answers on the validation jobs (the half-fitted experts'
+        predictions, each job answered at its own arrival by a selector over those jobs
+        alone) have the lowest AAE; the first at a tie or without validation jobs. The
+        tuning part only: no test row is read."""
         if self.rule != "choose":
-            return self.rule, None
+            return None
         rows = self.validation_rows_
         among = list(self.rule_among)
         if rows.size == 0:
-            return among[0], {"rule": among[0], "reason": "no validation jobs to choose on yet"}
+            return {"rule": among[0], "reason": "no validation jobs to choose on yet"}
         jobs = history.jobs
         wait = jobs["wait_time"].to_numpy(dtype=float)[rows]
         at = jobs["submit_time"].to_numpy(dtype=float)[rows]
@@ -298,13 +299,14 @@ class AutoWait(WaitEstimator):
             got = sel.select(self.validation_pred_, rows, at, self.row_outside_[rows])
             aae[rule] = float(np.mean(np.abs(got.wait_s - wait)))
         best = min(among, key=lambda r: (aae[r], among.index(r)))
-        return best, {"rule": best, "validation_jobs": int(rows.size), "aae_s": aae}
+        return {"rule": best, "validation_jobs": int(rows.size), "aae_s": aae}
 
     def chosen_rule(self) -> str:
         """The rule the answers use: ``rule``, or the one chosen at ``fit``."""
-        return (
-            self.rule if self.rule != "choose" else str(getattr(self, "rule_", self.rule_among[0]))
-        )
+        if self.rule != "choose":
+            return self.rule
+        choice = getattr(self, "rule_choice_", None)
+        return str(choice["rule"] if choice else self.rule_among[0])
 
     def _validation_rows(self, history: WaitContext) -> np.ndarray:
         half = history.n_tune // 2
