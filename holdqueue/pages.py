@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -61,6 +62,7 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "error": error,
         "jobs": job_services.visible_jobs(site, request.user)[:LIST_LIMIT],
         "run_note": run_note(site),
+        "queue_view_s": settings.QUEUECAST_QUEUE_VIEW_S,
         "next_url": reverse("site-job-page", args=[site.pk, 0]).replace("/0/", "/{id}/"),
     }
     return render(request, "sites/detail.html", context)

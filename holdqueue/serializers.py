@@ -22,6 +22,10 @@ from traces.models import Trace
 
 MAX_BEGIN_DAYS = 30  # a job held at its owner's request (``begin``): at most this far ahead
 MAX_AHEAD_DAYS = 366  # a site prediction's ``at``: the queue then is a guess from now
+QUEUE_READ_AT = (
+    "When the batch queue this answer reads was asked: at most QUEUECAST_QUEUE_VIEW_S seconds "
+    "of the site's clock before, and after every change Queuecast made to it."
+)
 SECRET_NAME = re.compile(
     r"^(QUEUECAST_|CELERY_|DJANGO_|SBATCH_|SLURM_|DATABASE_URL$)|SECRET|PASSW|TOKEN|(^|_)KEY$"
 )
@@ -196,6 +200,7 @@ class LiveStatusSerializer(serializers.Serializer):
     utilisation = serializers.FloatField(read_only=True, allow_null=True)
     held_jobs = serializers.IntegerField(read_only=True)
     at = serializers.DateTimeField(read_only=True)
+    queue_read_at = serializers.DateTimeField(read_only=True, help_text=QUEUE_READ_AT)
 
 
 class SiteStatusSerializer(SiteSerializer, LiveStatusSerializer):
@@ -226,6 +231,7 @@ class LiveJobSerializer(serializers.Serializer):
 
 class QueueSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
+    queue_read_at = serializers.DateTimeField(help_text=QUEUE_READ_AT)
     machine_procs = serializers.IntegerField()
     jobs = LiveJobSerializer(many=True)
 
@@ -446,6 +452,7 @@ class SiteResponseSerializer(serializers.Serializer):
 class SitePredictAnswerSerializer(serializers.Serializer):
     site = serializers.CharField()
     at = serializers.DateTimeField()
+    queue_read_at = serializers.DateTimeField(help_text=QUEUE_READ_AT)
     procs = serializers.IntegerField()
     time_limit_s = serializers.IntegerField()
     predicted_start = serializers.DateTimeField()

@@ -220,6 +220,20 @@ CACHES = {
             "LOCATION": str(Path(QUEUECAST_CACHE_DIR) / "throttle"),
         }
     ),
+    # each live site's batch queue as last read, shared likewise (holdqueue/services/queue_view.py)
+    "sites": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "KEY_PREFIX": "qc-sites",
+        }
+        if _cache_url
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(Path(QUEUECAST_CACHE_DIR) / "sites"),
+            "OPTIONS": {"MAX_ENTRIES": 10000},
+        }
+    ),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Queuecast API",
@@ -279,6 +293,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- live sites and the hold queue (holdqueue/, docs/sites.md) -----------------------------
 QUEUECAST_HOLD_SWEEP_S = env_int("QUEUECAST_HOLD_SWEEP_S", 5, minimum=1)
 QUEUECAST_SITE_SYNC_S = env_int("QUEUECAST_SITE_SYNC_S", 60, minimum=1)
+# An answer about a site "now" reads its batch queue as asked at most this many seconds (of
+# the site's clock) before, unless Queuecast changed it since; 0 asks on every request.
+QUEUECAST_QUEUE_VIEW_S = env_int("QUEUECAST_QUEUE_VIEW_S", 5, minimum=0)
 QUEUECAST_SUBMIT_LEASE_S = env_int("QUEUECAST_SUBMIT_LEASE_S", 60, minimum=5)
 QUEUECAST_RELEASE_ATTEMPTS = env_int("QUEUECAST_RELEASE_ATTEMPTS", 3, minimum=1)
 QUEUECAST_RELEASE_RETRY_S = env_int("QUEUECAST_RELEASE_RETRY_S", 30, minimum=1)

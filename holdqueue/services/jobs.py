@@ -30,6 +30,7 @@ from holdqueue.core.backends.base import Backend, BackendError, BackendUnavailab
 from holdqueue.core.directives import refused
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
+from holdqueue.services import queue_view
 from holdqueue.services.accounts import run_as
 from holdqueue.services.conf import setting
 from holdqueue.services.errors import (
@@ -251,6 +252,7 @@ def cancel_job(job: SiteJob) -> SiteJob:
             )
     try:
         bk.backend_for(job.site).cancel(job.backend_job_id)
+        queue_view.changed(job.site)
     except BackendUnavailable as exc:
         raise BackendDown(f"site {job.site.name}: {exc}", site=job.site.name) from exc
     except BackendError as exc:

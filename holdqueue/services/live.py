@@ -14,6 +14,7 @@ from holdqueue.core.backends.base import RUNNING, WAITING, Backend, BackendJob
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
 from holdqueue.services import predict as site_predict
+from holdqueue.services import queue_view
 from holdqueue.services.begin import begin_record, requested_begin
 from holdqueue.services.decide import decide
 from holdqueue.services.errors import WrongState
@@ -112,8 +113,10 @@ def plain_prediction(
 
 
 def site_status(site: Site) -> dict[str, Any]:
-    """Queue length, running jobs and utilisation now (asks the backend)."""
-    jobs = bk.active_jobs(site)
+    """Queue length, running jobs and utilisation now (the batch queue as last read:
+    :mod:`holdqueue.services.queue_view`)."""
+    view = queue_view.current(site)
+    jobs = view.jobs
     running = [j for j in jobs if j.state == RUNNING]
     busy = sum(j.procs for j in running)
     return {
@@ -123,15 +126,17 @@ def site_status(site: Site) -> dict[str, Any]:
         "utilisation": busy / site.machine_procs if site.machine_procs else None,
         "held_jobs": SiteJob.objects.filter(site=site, state=SiteJob.HELD).count(),
         "at": bk.now(),
+        "queue_read_at": view.read_at,
     }
 
 
 def queue_body(site: Site, viewer: Any) -> dict[str, Any]:
     """The site's batch queue now, as ``viewer`` may see it: the name, user and tag of a
     job are shown to staff and to the owner of the Queuecast job behind it, blank to
-    anyone else (the API and the pages show the same, one rule)."""
-    jobs = bk.active_jobs(site)
-    jobs.sort(key=lambda j: (j.state != RUNNING, j.submit_ts, j.backend_id))
+    anyone else (the API and the pages show the same, one rule). The batch queue is the
+    one last read (:mod:`holdqueue.services.queue_view`)."""
+    view = queue_view.current(site)
+    jobs = sorted(view.jobs, key=lambda j: (j.state != RUNNING, j.submit_ts, j.backend_id))
     starts = predicted_starts(site, jobs)
     own = set(
         SiteJob.objects.filter(
@@ -140,6 +145,7 @@ def queue_body(site: Site, viewer: Any) -> dict[str, Any]:
     )
     return {
         "at": bk.now(),
+        "queue_read_at": view.read_at,
         "machine_procs": site.machine_procs,
         "jobs": [
             {

@@ -35,6 +35,7 @@ from holdqueue.core.backends.base import (
 )
 from holdqueue.models import SiteJob
 from holdqueue.services import backends as bk
+from holdqueue.services import queue_view
 from holdqueue.services.accounts import run_as
 from holdqueue.services.conf import setting
 from holdqueue.services.eta import schedule_release
@@ -77,10 +78,12 @@ def attempt(job: SiteJob, backend: Backend | None = None) -> Outcome:
         fail(job, str(exc))
         return Outcome(FAILED, str(exc))
     except SubmissionUncertain as exc:
+        queue_view.changed(job.site)  # it may be in the queue
         mark_in_doubt(job, str(exc))
         return Outcome(DOUBT, str(exc))
     except (BackendUnavailable, bk.BackendDown) as exc:
         return Outcome(DOWN, getattr(exc, "detail", None) or str(exc))
+    queue_view.changed(job.site)
     mark_submitted(job, backend_id)
     return Outcome(SUBMITTED)
 

@@ -347,7 +347,7 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
     at = data.get("at") or current
     if at < current - dt.timedelta(seconds=60):
         raise WrongState("at is in the past; a live site predicts from now on", field="at")
-    snap, _ = snapshot_now(site, current)
+    snap, view = snapshot_now(site, current)
     request = request_for(site, data.get("user") or user.get_username(), data, at)
     method = data.get("method")  # None: the site's default (auto)
     model = site_model(site, method)
@@ -359,6 +359,7 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
     return {
         "site": site.name,
         "at": at,
+        "queue_read_at": view.read_at,
         "procs": request.procs,
         "time_limit_s": int(request.req_time_s),
         "predicted_start": start,

@@ -11,16 +11,20 @@ import pandas as pd
 from holdqueue.core.backends.base import BackendJob
 from holdqueue.models import Site
 from holdqueue.services import backends as bk
+from holdqueue.services import queue_view
 from holdqueue.services.history import history_reader
+from holdqueue.services.queue_view import QueueView
 from predictor.core.state.request import JobRequest
 from predictor.core.state.snapshot import Snapshot, from_live
 
 
-def snapshot_now(site: Site, when: dt.datetime) -> tuple[Snapshot, list[BackendJob]]:
+def snapshot_now(site: Site, when: dt.datetime) -> tuple[Snapshot, QueueView]:
     """The site's live state at ``when`` (its history known up to then, copied when first
-    read: a prediction does not read it)."""
-    jobs = bk.active_jobs(site)
-    return live_snapshot(site, when, jobs, history_reader(site)), jobs
+    read: a prediction does not read it), and the queue view it was built from (the batch
+    queue as read at most ``QUEUECAST_QUEUE_VIEW_S`` site seconds before:
+    :mod:`holdqueue.services.queue_view`)."""
+    view = queue_view.current(site)
+    return live_snapshot(site, when, list(view.jobs), history_reader(site)), view
 
 
 def live_snapshot(

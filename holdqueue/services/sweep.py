@@ -25,6 +25,7 @@ from django.db.models import F
 from holdqueue.core.backends.base import FINISHED, BackendError, BackendUnavailable
 from holdqueue.models import Site, SiteJob
 from holdqueue.services import backends as bk
+from holdqueue.services import queue_view
 from holdqueue.services.conf import setting
 from holdqueue.services.errors import BackendDown
 from holdqueue.services.eta import queue_upcoming
@@ -97,6 +98,7 @@ def sync_site(site: Site) -> dict[str, Any]:
         try:
             if j.state != FINISHED:
                 backend.cancel(j.backend_id)
+                queue_view.changed(site)
             note_extra_copy(site, j, cancelled=True)
         except BackendError as exc:
             note_extra_copy(site, j, cancelled=False, why=str(exc))
