@@ -44,7 +44,9 @@ def test_a_live_snapshot_copies_the_history_only_when_it_is_read():
     from holdqueue.services.snapshot import snapshot_now
 
     site = simulated_site()
-    snap, _ = snapshot_now(site, backends.now())
+    with CaptureQueriesContext(connection) as asked:
+        snap, _ = snapshot_now(site, backends.now())
+    assert not [q for q in asked.captured_queries if "sitehistory" in q["sql"]]
     assert callable(snap.__dict__["_history"])  # a prediction never reads it: no copy
     frame = snap.history
     assert not callable(snap.__dict__["_history"]) and snap.history is frame  # copied once
