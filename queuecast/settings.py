@@ -206,34 +206,29 @@ _cache_url = env_url("QUEUECAST_CACHE_URL", {"redis", "rediss"})
 _broker = env_url("CELERY_BROKER_URL", {"redis", "rediss", "amqp", "memory"}) or ""
 _cache_url = _cache_url or (_broker if _broker.startswith(("redis:", "rediss:")) else None)
 QUEUECAST_CACHE_DIR = env_dir("QUEUECAST_CACHE_DIR", str(BASE_DIR / ".cache"))
+
+
+def _shared_cache(name: str, **options: object) -> dict[str, object]:
+    """A cache every process shares: Redis when there is one, else files in ``name`` under
+    ``QUEUECAST_CACHE_DIR``."""
+    if _cache_url:
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "KEY_PREFIX": f"qc-{name}",
+        }
+    return {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(Path(QUEUECAST_CACHE_DIR) / name),
+        **({"OPTIONS": options} if options else {}),
+    }
+
+
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "throttle": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": _cache_url,
-            "KEY_PREFIX": "qc-throttle",
-        }
-        if _cache_url
-        else {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(Path(QUEUECAST_CACHE_DIR) / "throttle"),
-        }
-    ),
-    # each live site's batch queue as last read, shared likewise (holdqueue/services/queue_view.py)
-    "sites": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": _cache_url,
-            "KEY_PREFIX": "qc-sites",
-        }
-        if _cache_url
-        else {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(Path(QUEUECAST_CACHE_DIR) / "sites"),
-            "OPTIONS": {"MAX_ENTRIES": 10000},
-        }
-    ),
+    "throttle": _shared_cache("throttle"),
+    # each live site's batch queue as last read (holdqueue/services/queue_view.py)
+    "sites": _shared_cache("sites", MAX_ENTRIES=10000),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Queuecast API",

@@ -1,13 +1,14 @@
 """A site's batch queue is asked at most once per ``QUEUECAST_QUEUE_VIEW_S`` site seconds and
 shared by the answers about "now" (holdqueue/services/queue_view.py), and a change Queuecast
-makes to the queue is seen by the next answer."""
+makes to the queue is seen by the next answer. Each test's site is new, so its views are
+keyed apart from any other's (the cache is not cleared: on Redis that would empty the
+whole database)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-from django.core.cache import caches
 
 from holdqueue.services import backends as bk
 from holdqueue.services import queue_view
@@ -35,13 +36,6 @@ def asks(monkeypatch):
 
     monkeypatch.setattr(bk, "active_jobs", counted)
     return calls
-
-
-@pytest.fixture(autouse=True)
-def fresh_views():
-    caches[queue_view.CACHE].clear()
-    yield
-    caches[queue_view.CACHE].clear()
 
 
 def status(client, site) -> dict:
