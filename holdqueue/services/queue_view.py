@@ -19,7 +19,8 @@ The arrival decision of a submitted job and the site's sync read the batch syste
 ``QUEUECAST_QUEUE_VIEW_S=0`` asks it on every request, as before.
 
 The views live in the ``sites`` cache (Redis when there is one, else files shared by the
-processes of this checkout: ``queuecast/settings.py``).
+processes of this checkout: ``queuecast/settings.py``). A cache that cannot be read or
+written (Redis down, a full disk) is logged and the answer asks the batch system.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import dataclass
 
@@ -38,6 +40,7 @@ from holdqueue.models import Site
 from holdqueue.services import backends as bk
 
 CACHE = "sites"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,11 @@ def current(site: Site) -> QueueView:
     if bound <= 0:
         return QueueView(tuple(bk.active_jobs(site)), bk.now(), "")
     keys = _keys(site)
-    got = caches[CACHE].get_many([keys[0], keys[1]])
+    try:
+        got = caches[CACHE].get_many([keys[0], keys[1]])
+    except Exception as exc:  # the cache only saves work: an answer never fails with it
+        log.warning("queue view of site %s not read (%s): asking the batch system", site, exc)
+        return QueueView(tuple(bk.active_jobs(site)), bk.now(), "")
     token, view = got.get(keys[0], ""), got.get(keys[1])
     if isinstance(view, QueueView) and view.token == token:
         age = (bk.now() - view.read_at).total_seconds()
@@ -76,8 +83,13 @@ def current(site: Site) -> QueueView:
 
 def changed(site: Site) -> None:
     """This service changed the site's queue (submitted, released or cancelled a job): no
-    process serves a view read before."""
-    caches[CACHE].set(_keys(site)[0], uuid.uuid4().hex, timeout=None)
+    process serves a view read before. A cache that cannot be written is logged, not
+    raised (the change itself is done): views read before it may then be served until
+    they are :func:`max_age_s` old."""
+    try:
+        caches[CACHE].set(_keys(site)[0], uuid.uuid4().hex, timeout=None)
+    except Exception as exc:
+        log.warning("site %s changed but its queue view was not renewed: %s", site, exc)
 
 
 def _read(site: Site, keys: tuple[str, str], token: str, bound: float) -> QueueView:
@@ -86,7 +98,10 @@ def _read(site: Site, keys: tuple[str, str], token: str, bound: float) -> QueueV
     read_at = bk.now()
     view = QueueView(tuple(bk.active_jobs(site)), read_at, token)
     if bound > 0:
-        caches[CACHE].set(keys[1], view, timeout=max(1, int(bound) + 1))
+        try:
+            caches[CACHE].set(keys[1], view, timeout=max(1, int(bound) + 1))
+        except Exception as exc:  # e.g. a full disk: the next answer asks again
+            log.warning("queue view of site %s not kept: %s", site, exc)
     return view
 
 

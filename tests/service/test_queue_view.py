@@ -147,3 +147,24 @@ def test_the_site_page_says_when_the_queue_was_read(settings, asks) -> None:
     read = queue_view.current(site).read_at.strftime("%H:%M:%S")
     assert f"The batch queue as read at {read} UTC" in page
     assert "at most every 7 s of the site's clock" in page
+
+
+class BrokenCache:
+    """A cache whose every call fails (Redis down, a full disk)."""
+
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        return fail
+
+
+def test_a_cache_that_fails_never_fails_an_answer(settings, asks, monkeypatch) -> None:
+    settings.QUEUECAST_QUEUE_VIEW_S = 60
+    site = simulated_site()
+    monkeypatch.setattr(queue_view, "caches", {queue_view.CACHE: BrokenCache()})
+    client = api_for(make_user("alice"))
+    status(client, site)
+    status(client, site)
+    assert len(asks) == 2  # nothing kept: each answer asked the batch system
+    queue_view.changed(site)  # logged, not raised
