@@ -47,6 +47,9 @@ class PlaceAnswerSerializer(serializers.Serializer):
     predicted_end_s = serializers.FloatField(help_text="Start + predicted runtime, seconds.")
     predicted_start = serializers.DateTimeField(allow_null=True, help_text="Sites only.")
     predicted_end = serializers.DateTimeField(allow_null=True, help_text="Sites only.")
+    queue_read_at = serializers.DateTimeField(
+        allow_null=True, help_text="Sites only: when the batch queue the answer reads was asked."
+    )
     interval = PlaceIntervalSerializer(help_text="The wait's calibrated interval, seconds.")
     method = serializers.DictField(child=serializers.CharField(allow_null=True))
     accuracy = serializers.DictField(

@@ -50,6 +50,7 @@ def site_answer(site: Site, user: Any, data: dict[str, Any]) -> dict[str, Any]:
         "kind": "site", "id": site.pk, "name": site.name,
         "predicted_start_s": raw["predicted_start_s"], "predicted_end_s": raw["predicted_end_s"],
         "predicted_start": raw["predicted_start"], "predicted_end": raw["predicted_end"],
+        "queue_read_at": raw["queue_read_at"],
         "interval": {"low_s": raw["wait"]["low_s"], "high_s": raw["wait"]["high_s"],
                      "confidence": raw["wait"]["confidence"]},
         "method": {"wait": raw["method"]["wait"], "runtime": raw["method"]["runtime"]},
@@ -75,7 +76,7 @@ def trace_answer(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": "trace", "id": trace.pk, "name": trace.name,
         "predicted_start_s": wait["wait_s"], "predicted_end_s": end,
-        "predicted_start": None, "predicted_end": None,
+        "predicted_start": None, "predicted_end": None, "queue_read_at": None,
         "interval": {"low_s": wait["interval_low_s"], "high_s": wait["interval_high_s"],
                      "confidence": wait["confidence"]},
         "method": {"wait": wait["method"], "runtime": runtime["method"]},

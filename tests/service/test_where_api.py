@@ -42,7 +42,9 @@ def test_every_site_and_the_traces_asked_for_answer_sorted_by_predicted_finish()
         assert a["accuracy"]["wait"]["jobs"] > 0 and a["why"]["reason"]
         assert "better_than_zero" in a["accuracy"]["wait"] and "success" in a["accuracy"]["runtime"]
     site = next(a for a in body["answers"] if a["kind"] == "site")
-    assert site["predicted_start"] is not None
+    assert site["predicted_start"] is not None and site["queue_read_at"] is not None
+    trace = next(a for a in body["answers"] if a["kind"] == "trace")
+    assert trace["queue_read_at"] is None
     skipped = {s["name"]: s["reason"] for s in body["skipped"]}
     assert cold.name in skipped and "history" in skipped[cold.name]
 
