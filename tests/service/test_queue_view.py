@@ -12,14 +12,8 @@ import pytest
 
 from holdqueue.services import backends as bk
 from holdqueue.services import queue_view
+from tests.service import test_sites_support as sup
 from tests.service.test_site_pages import page_for
-from tests.service.test_sites_support import (
-    FakePredictor,
-    api_for,
-    job_body,
-    make_user,
-    simulated_site,
-)
 
 pytestmark = pytest.mark.django_db
 
@@ -46,8 +40,8 @@ def status(client, site) -> dict:
 
 def test_answers_within_the_bound_share_one_read_and_say_when(settings, asks) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
-    site = simulated_site()
-    client = api_for(make_user("alice"))
+    site = sup.simulated_site()
+    client = sup.api_for(sup.make_user("alice"))
     first, second = status(client, site), status(client, site)
     queue = client.get(f"/api/sites/{site.pk}/queue/")
     assert queue.status_code == 200, queue.data
@@ -63,8 +57,8 @@ def test_answers_within_the_bound_share_one_read_and_say_when(settings, asks) ->
 
 def test_a_view_older_than_the_bound_is_read_again(settings, asks, monkeypatch) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 5
-    site = simulated_site()
-    client = api_for(make_user("alice"))
+    site = sup.simulated_site()
+    client = sup.api_for(sup.make_user("alice"))
     status(client, site)
     start = bk.now()
     monkeypatch.setattr(bk, "now", lambda: start + dt.timedelta(seconds=4))
@@ -78,8 +72,8 @@ def test_a_view_older_than_the_bound_is_read_again(settings, asks, monkeypatch) 
 
 def test_zero_asks_the_batch_system_on_every_answer(settings, asks) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 0
-    site = simulated_site()
-    client = api_for(make_user("alice"))
+    site = sup.simulated_site()
+    client = sup.api_for(sup.make_user("alice"))
     for _ in range(3):
         status(client, site)
     assert len(asks) == 3
@@ -87,18 +81,18 @@ def test_zero_asks_the_batch_system_on_every_answer(settings, asks) -> None:
 
 def test_a_faster_simulated_clock_keeps_a_view_for_less_wall_time(settings) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 5
-    assert queue_view.max_age_s(simulated_site("slow")) == 5.0
-    assert queue_view.max_age_s(simulated_site("fast", speed=100.0)) == pytest.approx(0.05)
+    assert queue_view.max_age_s(sup.simulated_site("slow")) == 5.0
+    assert queue_view.max_age_s(sup.simulated_site("fast", speed=100.0)) == pytest.approx(0.05)
 
 
 def test_a_job_queuecast_submits_is_in_the_next_answer(settings, asks, monkeypatch) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
-    FakePredictor().install(monkeypatch)
-    site = simulated_site()
-    client = api_for(make_user("alice"))
+    sup.FakePredictor().install(monkeypatch)
+    site = sup.simulated_site()
+    client = sup.api_for(sup.make_user("alice"))
     before = status(client, site)
     sent = client.post(
-        f"/api/sites/{site.pk}/jobs/", job_body(mold=False, allow_delay=False), format="json"
+        f"/api/sites/{site.pk}/jobs/", sup.job_body(mold=False, allow_delay=False), format="json"
     )
     assert sent.status_code == 201, sent.data
     reads = len(asks)
@@ -111,7 +105,7 @@ def test_a_job_queuecast_submits_is_in_the_next_answer(settings, asks, monkeypat
 
 def test_a_change_made_while_reading_makes_that_read_stale(settings, monkeypatch) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
-    site = simulated_site()
+    site = sup.simulated_site()
     real = bk.active_jobs
     calls: list[int] = []
 
@@ -130,7 +124,7 @@ def test_a_change_made_while_reading_makes_that_read_stale(settings, monkeypatch
 
 def test_an_edited_site_does_not_read_the_old_view(settings, asks) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
-    site = simulated_site()
+    site = sup.simulated_site()
     queue_view.current(site)
     queue_view.current(site)
     site.machine_procs += 1
@@ -141,8 +135,8 @@ def test_an_edited_site_does_not_read_the_old_view(settings, asks) -> None:
 
 def test_the_site_page_says_when_the_queue_was_read(settings, asks) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 7
-    site = simulated_site()
-    page = page_for(make_user("alice")).get(f"/sites/{site.pk}/").content.decode()
+    site = sup.simulated_site()
+    page = page_for(sup.make_user("alice")).get(f"/sites/{site.pk}/").content.decode()
     assert len(asks) == 1  # the status cards and the queue table read one view
     read = queue_view.current(site).read_at.strftime("%H:%M:%S")
     assert f"The batch queue as read at {read} UTC" in page
@@ -161,9 +155,9 @@ class BrokenCache:
 
 def test_a_cache_that_fails_never_fails_an_answer(settings, asks, monkeypatch) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
-    site = simulated_site()
+    site = sup.simulated_site()
     monkeypatch.setattr(queue_view, "caches", {queue_view.CACHE: BrokenCache()})
-    client = api_for(make_user("alice"))
+    client = sup.api_for(sup.make_user("alice"))
     status(client, site)
     status(client, site)
     assert len(asks) == 2  # nothing kept: each answer asked the batch system
