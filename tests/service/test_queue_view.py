@@ -32,16 +32,21 @@ def asks(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def client():
+    """An API client logged in as alice."""
+    return sup.api_for(sup.make_user("alice"))
+
+
 def status(client, site) -> dict:
     res = client.get(f"/api/sites/{site.pk}/")
     assert res.status_code == 200, res.data
     return res.data
 
 
-def test_answers_within_the_bound_share_one_read_and_say_when(settings, asks) -> None:
+def test_answers_within_the_bound_share_one_read_and_say_when(settings, asks, client) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
     site = sup.simulated_site()
-    client = sup.api_for(sup.make_user("alice"))
     first, second = status(client, site), status(client, site)
     queue = client.get(f"/api/sites/{site.pk}/queue/")
     assert queue.status_code == 200, queue.data
@@ -55,10 +60,9 @@ def test_answers_within_the_bound_share_one_read_and_say_when(settings, asks) ->
     assert answer.data["queue_read_at"] == read_at <= second["at"]
 
 
-def test_a_view_older_than_the_bound_is_read_again(settings, asks, monkeypatch) -> None:
+def test_a_view_older_than_the_bound_is_read_again(settings, asks, monkeypatch, client) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 5
     site = sup.simulated_site()
-    client = sup.api_for(sup.make_user("alice"))
     status(client, site)
     start = bk.now()
     monkeypatch.setattr(bk, "now", lambda: start + dt.timedelta(seconds=4))
@@ -70,10 +74,9 @@ def test_a_view_older_than_the_bound_is_read_again(settings, asks, monkeypatch) 
     assert later["queue_read_at"].startswith((start + dt.timedelta(seconds=6)).isoformat()[:19])
 
 
-def test_zero_asks_the_batch_system_on_every_answer(settings, asks) -> None:
+def test_zero_asks_the_batch_system_on_every_answer(settings, asks, client) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 0
     site = sup.simulated_site()
-    client = sup.api_for(sup.make_user("alice"))
     for _ in range(3):
         status(client, site)
     assert len(asks) == 3
@@ -85,11 +88,10 @@ def test_a_faster_simulated_clock_keeps_a_view_for_less_wall_time(settings) -> N
     assert queue_view.max_age_s(sup.simulated_site("fast", speed=100.0)) == pytest.approx(0.05)
 
 
-def test_a_job_queuecast_submits_is_in_the_next_answer(settings, asks, monkeypatch) -> None:
+def test_a_job_queuecast_submits_is_in_the_next_answer(settings, asks, monkeypatch, client) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
     sup.FakePredictor().install(monkeypatch)
     site = sup.simulated_site()
-    client = sup.api_for(sup.make_user("alice"))
     before = status(client, site)
     sent = client.post(
         f"/api/sites/{site.pk}/jobs/", sup.job_body(mold=False, allow_delay=False), format="json"
@@ -153,11 +155,10 @@ class BrokenCache:
         return fail
 
 
-def test_a_cache_that_fails_never_fails_an_answer(settings, asks, monkeypatch) -> None:
+def test_a_cache_that_fails_never_fails_an_answer(settings, asks, monkeypatch, client) -> None:
     settings.QUEUECAST_QUEUE_VIEW_S = 60
     site = sup.simulated_site()
     monkeypatch.setattr(queue_view, "caches", {queue_view.CACHE: BrokenCache()})
-    client = sup.api_for(sup.make_user("alice"))
     status(client, site)
     status(client, site)
     assert len(asks) == 2  # nothing kept: each answer asked the batch system
