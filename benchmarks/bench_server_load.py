@@ -19,7 +19,10 @@ closed-loop clients (one thread and one keep-alive connection each) posting
 for ``--seconds``; then (unless ``--no-site``) the same against
 ``/api/sites/{id}/predict/``: every request asks about "now", the live queue read from the
 database. Prints requests/s, p50/p99/max latency and the error count per target and client
-count. Goals (issues 11 and 18): p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
+count, the workers' CPU per request, the clients' own CPU per request (this process: the
+load is not the clients' doing) and the range of the clients' mean latencies (a wide range:
+the kept-alive connections are spread unevenly over the workers). Goals (issues 11 and 18):
+p99 < 100 ms and >= 200 req/s at 32 clients, 0 errors.
 """
 
 from __future__ import annotations
@@ -198,6 +201,7 @@ def load(
 ) -> dict:
     stop = threading.Event()
     cpu0 = workers_cpu_s(master) if master else float("nan")
+    client0 = time.process_time()
     clients = [Client(port, path, token, payloads[k::n], stop) for k in range(n)]
     started = time.perf_counter()
     for client in clients:
@@ -208,6 +212,8 @@ def load(
         client.join()
     elapsed = time.perf_counter() - started
     cpu = workers_cpu_s(master) - cpu0 if master else float("nan")
+    client_cpu = time.process_time() - client0
+    means = [1000 * float(np.mean(c.latencies)) for c in clients if c.latencies]
     ms = np.array([t for c in clients for t in c.latencies]) * 1000
     errors = [e for c in clients for e in c.errors]
     return {
@@ -220,6 +226,8 @@ def load(
         "p99 ms": f"{np.percentile(ms, 99):.1f}" if len(ms) else "-",
         "max ms": f"{ms.max():.0f}" if len(ms) else "-",
         "workers CPU ms/req": f"{1000 * cpu / max(len(ms), 1):.1f}" if master else "-",
+        "clients CPU ms/req": f"{1000 * client_cpu / max(len(ms), 1):.2f}",
+        "client means ms": f"{min(means):.0f}-{max(means):.0f}" if means else "-",
         "error kinds": ",".join(sorted(set(errors))) or "-",
     }
 

@@ -17,17 +17,35 @@ from predictor.core.accuracy import DEFAULT_RECENT, RuntimeAccuracy, WaitAccurac
 from predictor.core.runtime.history import RuntimeContext
 from predictor.core.runtime.peers import BaselineRange, RequestedTime
 from predictor.core.runtime.recent import recent_runtime_accuracy
+from predictor.core.runtime.row_scores import RuntimeRowScores
 from predictor.core.runtime.types import RuntimeMethod
 
 
 def runtime_accuracy_at(
-    method: RuntimeMethod, ctx: RuntimeContext, at_s: float, n: int = DEFAULT_RECENT
+    method: RuntimeMethod,
+    ctx: RuntimeContext,
+    at_s: float,
+    n: int = DEFAULT_RECENT,
+    scores: RuntimeRowScores | None = None,
 ) -> RuntimeAccuracy:
     """``method``'s success and coverage on the last ``n`` jobs ended by ``at_s`` beside the
     requested time's, each job predicted at its own arrival
-    (``predictor.core.runtime.recent``, with the requested and baseline peers of ``ctx``)."""
+    (``predictor.core.runtime.recent``, with the requested and baseline peers of ``ctx``).
+    ``scores``: the rows' terms kept across instants (:func:`runtime_row_scores`)."""
+    if scores is not None:
+        return recent_runtime_accuracy(
+            method, scores.requested, scores.baseline, at_s, n, scores=scores
+        )
     return recent_runtime_accuracy(
         method, RequestedTime().fit(ctx), BaselineRange().fit(ctx), at_s, n
+    )
+
+
+def runtime_row_scores(method: RuntimeMethod, ctx: RuntimeContext) -> RuntimeRowScores:
+    """An empty :class:`RuntimeRowScores` of ``method`` on ``ctx``, beside the requested-time
+    and baseline peers :func:`runtime_accuracy_at` compares it with."""
+    return RuntimeRowScores(
+        method, RequestedTime().fit(ctx), BaselineRange().fit(ctx), len(ctx.run_s)
     )
 
 

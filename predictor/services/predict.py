@@ -15,10 +15,16 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
+from predictor.core.answer_accuracy import (
+    runtime_accuracy_at,
+    runtime_row_scores,
+    wait_accuracy,
+)
 from predictor.core.bundle import FittedBundle, RequestAnswer, fit_bundle, predict_waits
 from predictor.core.bundle import predict_requests as predict_core
 from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.recent import ended_order
+from predictor.core.runtime.row_scores import RuntimeRowScores
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.wait.recent import RecentErrors, RecentScorer
@@ -226,9 +232,10 @@ def accuracy_body(
     ctx = bundle.runtime_ctx
     key = ctx.ended_by(at)  # the recent set moves as jobs end
     cache = bundle.__dict__.setdefault("_runtime_accuracy", {})  # lives with the bundle
+    scores = runtime_scores(bundle)
 
     def compute() -> Any:
-        return runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT)
+        return runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT, scores)
 
     if shared is None:
         if key not in cache:
@@ -237,9 +244,20 @@ def accuracy_body(
     else:  # once for every process (``predictor.services.shared_rows``)
         trace, kind = shared
         ident, version = store_key(trace)
+
+        def compute_shared() -> Any:  # the rows' terms too: a new instant scores new rows only
+            store, rows_kind = default_store(), f"runtime_rows-{kind}"
+            shared_rows.read_into(store, ident, version, scores, rows_kind)
+            before = scores.predicted
+            value = compute()
+            if scores.predicted > before:
+                shared_rows.merge_into_store(store, ident, version, scores, rows_kind)
+            return value
+
         value = shared_rows.shared_value(
-            default_store(), f"runtime_accuracy-{kind}", ident, version, key, compute, cache
-        )
+            default_store(), f"runtime_accuracy-{kind}", ident, version, key, compute_shared,
+            cache,
+        )  # fmt: skip
     body["runtime"] = _clean(value.as_dict())
     return body
 
@@ -278,6 +296,16 @@ def trust(
         if within is not None:
             body["p_within"] = float(ans["p_within"][0])
     return body
+
+
+def runtime_scores(bundle: FittedBundle) -> RuntimeRowScores:
+    """The bundle's runtime-accuracy terms per row (``predictor.core.runtime.row_scores``),
+    kept across instants; they live and die with the bundle."""
+    scores = bundle.__dict__.get("_runtime_row_scores")
+    if scores is None:
+        made = runtime_row_scores(bundle.runtime, bundle.runtime_ctx)
+        scores = bundle.__dict__.setdefault("_runtime_row_scores", made)
+    return scores
 
 
 def recent_scorer(bundle: FittedBundle, trace: Trace | None = None) -> RecentScorer:
@@ -323,6 +351,26 @@ def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
             progress(min(1.0, (lo + chunk) / max(rows.size, 1)))
     shared_rows.merge_into_store(default_store(), *store_key(trace), scorer.memo)
     return scorer.memo.predicted - before
+
+
+def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
+    """Score every row of the trace with a runtime once for the runtime accuracy
+    (``predictor.core.runtime.row_scores``) and store the terms for every process: any past
+    instant's runtime accuracy then answers no job again. Returns the rows scored now."""
+    bundle = bundle_for(trace, block=True)
+    scores = runtime_scores(bundle)
+    store, (ident, version) = default_store(), store_key(trace)
+    kind = f"runtime_rows-{BUNDLES.kind}"
+    shared_rows.read_into(store, ident, version, scores, kind)
+    _, rows = ended_order(bundle.runtime_ctx)
+    rows = np.sort(rows)
+    before = scores.predicted
+    for lo in range(0, rows.size, chunk):
+        scores.terms(rows[lo : lo + chunk])
+        if progress is not None:
+            progress(min(1.0, (lo + chunk) / max(rows.size, 1)))
+    shared_rows.merge_into_store(store, ident, version, scores, kind)
+    return scores.predicted - before
 
 
 def _num(value: float) -> float | None:

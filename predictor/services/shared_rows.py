@@ -10,7 +10,8 @@ writes for every row): before a process predicts rows for a new instant it reads
 other processes stored, and after it predicted some it merges them into the file under the
 store's ``rows`` lock (a short read-merge-write; single flight is not needed: two processes
 predicting the same row store the same number). So a past instant's pool is computed once
-for all processes.
+for all processes. The runtime accuracy's per-row terms are kept the same way, in their own
+file (``runtime_rows-<bundle kind>-<trace id>-<version>.pkl``).
 """
 
 from __future__ import annotations
@@ -18,16 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from predictor.core.runtime.row_scores import RuntimeRowScores
 from predictor.core.wait.row_memo import RowWaitMemo
 from predictor.services.fitted_store import FittedStore
 
 KIND = "rows"
+RowMemo = RowWaitMemo | RuntimeRowScores  # per-row values (``values``, ``known``, ``lock``)
 SHARED_VALUES = 4096  # per-instant values kept per file (the oldest go first)
 
 
-def read_into(store: FittedStore, ident: str, version: str, memo: RowWaitMemo) -> int:
-    """Copy the stored rows this memo does not know yet into it; returns how many."""
-    stored = store.load(KIND, ident, version)
+def read_into(store: FittedStore, ident: str, version: str, memo: RowMemo, kind: str = KIND) -> int:
+    """Copy the stored rows this memo does not know yet into it; returns how many. ``kind``:
+    the store's file kind (``rows`` for the wait method's; ``runtime_rows-...`` for the
+    runtime accuracy's terms, :class:`~predictor.core.runtime.row_scores.RuntimeRowScores`)."""
+    stored = store.load(kind, ident, version)
     if stored is None or stored["values"].size != memo.values.size:
         return 0
     with memo.lock:
@@ -37,18 +42,20 @@ def read_into(store: FittedStore, ident: str, version: str, memo: RowWaitMemo) -
     return int(new.sum())
 
 
-def merge_into_store(store: FittedStore, ident: str, version: str, memo: RowWaitMemo) -> None:
-    """Store the union of the stored rows and this memo's (under the ``rows`` lock, so that
+def merge_into_store(
+    store: FittedStore, ident: str, version: str, memo: RowMemo, kind: str = KIND
+) -> None:
+    """Store the union of the stored rows and this memo's (under the ``kind`` lock, so that
     two processes merging at once lose none)."""
-    with store.lock(f"{KIND}-merge", ident):
-        stored = store.load(KIND, ident, version)
+    with store.lock(f"{kind}-merge", ident):
+        stored = store.load(kind, ident, version)
         with memo.lock:
             values, known = memo.values.copy(), memo.known.copy()
         if stored is not None and stored["values"].size == values.size:
             add = stored["known"] & ~known
             values[add] = stored["values"][add]
             known |= stored["known"]
-        store.save(KIND, ident, version, {"values": values, "known": known})
+        store.save(kind, ident, version, {"values": values, "known": known})
 
 
 def shared_value(

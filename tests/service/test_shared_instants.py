@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from predictor.core.answer_accuracy import runtime_accuracy_at
 from predictor.core.runtime.quantile import QuantileGBRange
 from predictor.core.wait.gbm import WaitGBM
 from predictor.core.wait.row_memo import RowWaitMemo
@@ -68,6 +69,34 @@ def test_a_second_process_reads_the_runtime_accuracy_at_an_instant_from_the_stor
     assert again["accuracy"]["runtime"] == first["accuracy"]["runtime"]
     with pytest.raises(AssertionError, match="computed again"):  # a new instant computes it
         predict_service.predict_wait(trace, query(trace, 0.95))
+
+
+def runtime_scores_of(trace):
+    return predict_service.bundle_for(trace, block=True).__dict__["_runtime_row_scores"]
+
+
+def test_a_new_instant_scores_only_the_jobs_that_ended_since_and_stores_them(trace):
+    """The runtime accuracy's per-row terms are kept across instants and processes: a later
+    instant answers the jobs that ended in between only, another process reads them all
+    from the store, and every figure equals the per-instant computation's."""
+    bundle = predict_service.bundle_for(trace, block=True)
+    ctx = bundle.runtime_ctx
+    early, late = query(trace, 0.80), query(trace, 0.83)
+    first = predict_service.predict_wait(trace, early)
+    scored = runtime_scores_of(trace).predicted
+    assert scored == predict_service.RUNTIME_RECENT  # the instant's 100 jobs
+    second = predict_service.predict_wait(trace, late)
+    new = runtime_scores_of(trace).predicted - scored
+    ended_between = ctx.ended_by(late["at"]) - ctx.ended_by(early["at"])
+    assert 0 < new <= ended_between < predict_service.RUNTIME_RECENT  # not 100 again
+    for q, body in ((early, first), (late, second)):  # the per-instant computation's figures
+        plain = runtime_accuracy_at(bundle.runtime, ctx, q["at"], predict_service.RUNTIME_RECENT)
+        assert body["accuracy"]["runtime"] == predict_service._clean(plain.as_dict())
+    stored = default_store().load("runtime_rows-trace", *store_key(trace))
+    assert stored["known"].sum() == scored + new
+    predict_service.BUNDLES.clear()  # another process, at a third instant within the two
+    predict_service.predict_wait(trace, query(trace, 0.815))
+    assert runtime_scores_of(trace).predicted == 0  # every row it needed was stored
 
 
 def test_per_instant_files_do_not_push_the_models_out_of_the_store(tmp_path: Path):

@@ -221,6 +221,7 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     client = api_for(alice)
     cold = predict(client, trace.pk, job(trace)).json()
     assert predict_service.warm_rows(trace) > 0
+    assert predict_service.warm_runtime_rows(trace) > 0
     predict_service.BUNDLES.clear()  # as a fresh process: bundle and rows from the store
     bundle = predict_service.bundle_for(trace)
     assert "_recent_scorer" not in vars(bundle)
@@ -229,9 +230,11 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
         raise AssertionError(f"predicted {len(rows)} rows again")
 
     monkeypatch.setattr(bundle.wait, "predict_rows", no_rows)
+    monkeypatch.setattr(bundle.runtime, "predict_rows", no_rows)  # its accuracy's jobs too
     for at in (trace.first_submit_s + 10.0, job(trace)["at"], trace.last_submit_s):
         res = predict(client, trace.pk, job(trace, at=at))
         assert res.status_code == 200, res.json()
     warm = predict(client, trace.pk, job(trace)).json()
     assert warm["recent_aae_s"] == cold["recent_aae_s"]
     assert warm["interval_high_s"] == cold["interval_high_s"]
+    assert warm["accuracy"]["runtime"] == cold["accuracy"]["runtime"]

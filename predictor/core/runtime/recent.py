@@ -3,7 +3,9 @@
 The ``n`` jobs of the fitted log with a positive runtime that ended by ``known_at_s`` are
 re-answered at their own arrival by the method, by the requested-time answer and by the
 baseline (whose lengths are the coverage's denominator), then summarised by
-:func:`predictor.core.accuracy.recent_runtime_accuracy`. No evaluation run is needed.
+:func:`predictor.core.accuracy.recent_runtime_accuracy`. No evaluation run is needed. With a
+:class:`~predictor.core.runtime.row_scores.RuntimeRowScores`, each row is answered once for
+every instant (the same numbers).
 """
 
 from __future__ import annotations
@@ -12,16 +14,41 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.accuracy import DEFAULT_RECENT, RuntimeAccuracy, recent_order
+from predictor.core.accuracy import DEFAULT_RECENT, RuntimeAccuracy
 from predictor.core.accuracy import recent_runtime_accuracy as summarise
 from predictor.core.runtime.history import RuntimeContext
+from predictor.core.runtime.row_scores import (
+    BASELINE_LENGTH,
+    LENGTH,
+    REQUESTED_LENGTH,
+    REQUESTED_SUCCESS,
+    SUCCESS,
+    RuntimeRowScores,
+)
 
 
 def recent_rows(ctx: RuntimeContext, known_at_s: float, n: int = DEFAULT_RECENT) -> np.ndarray:
     """Rows (oldest first by end) of the ``n`` jobs with a runtime that ended by
     ``known_at_s`` (an end at that very second counts, as for a job asked about after it)."""
-    end = np.where(ctx.run_s > 0, ctx.end_s, np.inf)
-    return recent_order(end, known_at_s, n)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    ends, order = ended_order(ctx)
+    k = int(np.searchsorted(ends, known_at_s, "right"))
+    return order[max(k - n, 0) : k]
+
+
+def ended_order(ctx: RuntimeContext) -> tuple[np.ndarray, np.ndarray]:
+    """(ends, rows) of the jobs with a runtime, sorted by (end, row) once per context and
+    kept on it: :func:`recent_rows` is then a bisection, the same rows in the same order as
+    :func:`~predictor.core.accuracy.recent_order` over every end (which sorted the whole log
+    at each new instant)."""
+    kept = ctx.__dict__.get("_ended_order")
+    if kept is None:
+        end = np.where(ctx.run_s > 0, ctx.end_s, np.inf)
+        rows = np.flatnonzero(np.isfinite(end))
+        rows = rows[np.lexsort((rows, end[rows]))]
+        kept = ctx.__dict__.setdefault("_ended_order", (end[rows], rows))
+    return kept
 
 
 def recent_runtime_accuracy(
@@ -30,19 +57,22 @@ def recent_runtime_accuracy(
     baseline: Any,
     known_at_s: float,
     n: int = DEFAULT_RECENT,
+    scores: RuntimeRowScores | None = None,
 ) -> RuntimeAccuracy:
     """Module docstring; the three arguments are runtime methods fitted on the same context
-    (``requested`` and ``baseline`` are the registry's peers of those names)."""
+    (``requested`` and ``baseline`` are the registry's peers of those names). ``scores``:
+    the rows' terms kept across instants (built on the same three methods)."""
     ctx: RuntimeContext = method.history_
     rows = recent_rows(ctx, known_at_s, n)
     if rows.size == 0:
         return summarise(*(np.zeros(0),) * 6, known_at_s=known_at_s, n=n)
-    run = ctx.run_s[rows]
-    got = method.predict_rows(rows)
-    req = requested.predict_rows(rows)
+    if scores is None:
+        scores = RuntimeRowScores(method, requested, baseline, len(ctx.run_s))
+    terms = scores.terms(rows)
     return summarise(
-        success=got.contains(run), length_s=got.length_s,
-        requested_success=req.contains(run), requested_length_s=req.length_s,
-        baseline_length_s=baseline.predict_rows(rows).length_s, end_s=ctx.end_s[rows],
+        success=terms[:, SUCCESS].astype(bool), length_s=terms[:, LENGTH],
+        requested_success=terms[:, REQUESTED_SUCCESS].astype(bool),
+        requested_length_s=terms[:, REQUESTED_LENGTH],
+        baseline_length_s=terms[:, BASELINE_LENGTH], end_s=ctx.end_s[rows],
         known_at_s=known_at_s, n=n,
     )  # fmt: skip

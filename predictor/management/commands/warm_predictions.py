@@ -8,7 +8,9 @@ The recent-error pool of an API answer at a past instant re-scores the ~300 jobs
 recently started then (``predictor.services.predict.trust``); each row is predicted once per
 process and kept (``RowWaitMemo``). Unless ``--fit-only``, this command also predicts them all
 ahead of time and stores them beside the fitted bundle (``predictor.services.fitted_store``),
-so any instant answers warm in every web and worker process.
+so any instant answers warm in every web and worker process. It then scores every row's
+runtime answer once for the runtime accuracy an answer shows
+(``predictor.core.runtime.row_scores``), stored the same way.
 
     python manage.py warm_predictions KTH-SP2-1996-2.1-cln
     python manage.py warm_predictions --all [--fit-only]
@@ -21,7 +23,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor.services.predict import bundle_for, warm_rows
+from predictor.services.predict import bundle_for, warm_rows, warm_runtime_rows
 from queuecast.longrun import Status
 from queuecast.progress import progress_bar
 from traces.models import Trace
@@ -54,7 +56,9 @@ class Command(BaseCommand):
                 continue
             with progress_bar(f"predict the rows of {trace.name}") as bar:
                 done = warm_rows(trace, progress=bar)
+            with progress_bar(f"score the runtimes of {trace.name}") as bar:
+                scored = warm_runtime_rows(trace, progress=bar)
             self.stdout.write(
-                f"{trace.name}: {done} rows predicted and stored in "
-                f"{time.perf_counter() - started:.1f} s"
+                f"{trace.name}: {done} rows predicted and {scored} runtimes scored, stored "
+                f"in {time.perf_counter() - started:.1f} s"
             )
