@@ -162,6 +162,8 @@ QUEUECAST_UPLOAD_DIR = env_dir("QUEUECAST_UPLOAD_DIR", str(BASE_DIR / "uploads")
 # waits for it before answering 503 "being fitted" (predictor/services/background_fit.py).
 QUEUECAST_FITTED_DIR = env_dir("QUEUECAST_FITTED_DIR", None)
 QUEUECAST_FIT_WAIT_S = env_int("QUEUECAST_FIT_WAIT_S", 5, minimum=0)
+# After a trace's background fit, its child predicts every row once (manage.py fit_model).
+QUEUECAST_WARM_AFTER_FIT = env_bool("QUEUECAST_WARM_AFTER_FIT", True)
 
 # Real PWA traces used by tests and benchmarks (never committed): one setting.
 QUEUECAST_TRACES_DIR = env_dir("QUEUECAST_TRACES_DIR", str(BASE_DIR.parent / "shared" / "traces"))

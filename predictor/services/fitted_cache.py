@@ -107,10 +107,10 @@ class FittedCache(Generic[T]):
             code = run_in_child(self.child_args(trace))
             assert self.store is not None
             store, (ident, version) = self.store(), store_key(trace)
-            if code == TIMED_OUT:  # killed mid-fit: its status still says "fitting"
+            fitted = store.load(self.kind, ident, version)
+            if code == TIMED_OUT and fitted is None:  # killed mid-fit (not while warming)
                 limit = settings.QUEUECAST_RUN_TIME_LIMIT_S
                 mark_failed(store, self.kind, ident, version, f"time limit reached ({limit} s)")
-            fitted = store.load(self.kind, ident, version)
             if fitted is None and code_changed():  # never started, or stored for the new code
                 mark_failed(store, self.kind, ident, version, CODE_CHANGED_ERROR)
         else:

@@ -353,6 +353,27 @@ def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
     return scorer.memo.predicted - before
 
 
+ROWS_SHARE = 0.8  # of :func:`warm_trace`'s progress: the waits (auto's experts) cost most
+
+
+def warm_trace(trace: Trace, progress: Any = None) -> tuple[int, int] | None:
+    """:func:`warm_rows` then :func:`warm_runtime_rows` (rows predicted, runtimes scored),
+    unless another process is warming this trace (None): single flight under the store's
+    ``warm`` lock, taken without waiting. ``progress`` gets one fraction for both (the waits
+    the first :data:`ROWS_SHARE` of it)."""
+
+    def part(lo: float, hi: float) -> Any:
+        return None if progress is None else (lambda f: progress(lo + (hi - lo) * f))
+
+    with default_store().lock("warm", store_key(trace)[0], blocking=False) as got:
+        if not got:
+            return None
+        return (
+            warm_rows(trace, progress=part(0.0, ROWS_SHARE)),
+            warm_runtime_rows(trace, progress=part(ROWS_SHARE, 1.0)),
+        )
+
+
 def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
     """Score every row of the trace with a runtime once for the runtime accuracy
     (``predictor.core.runtime.row_scores``) and store the terms for every process: any past

@@ -11,7 +11,7 @@ other processes stored, and after it predicted some it merges them into the file
 store's ``rows`` lock (a short read-merge-write; single flight is not needed: two processes
 predicting the same row store the same number). So a past instant's pool is computed once
 for all processes. The runtime accuracy's per-row terms are kept the same way, in their own
-file (``runtime_rows-<bundle kind>-<trace id>-<version>.pkl``).
+file (``runtime_rows_<bundle kind>-<trace id>-<version>.pkl``).
 """
 
 from __future__ import annotations

@@ -162,3 +162,43 @@ def test_no_child_fits_once_the_code_on_disk_changed_and_requests_say_to_restart
     store, (ident, _) = default_store(), store_key(trace)
     assert store.read_status("trace", ident)["state"] == "failed"
     assert "no fit in a child" in caplog.text
+
+
+def test_the_child_warms_every_row_once_the_bundle_is_stored(tmp_path, settings):
+    """After the service's own fit the child predicts every row and scores every runtime
+    (warm_predictions' work), so a trace uploaded while the server runs answers any past
+    instant warm; not for a method override, not when turned off, not twice at once."""
+    predict_service.BUNDLES.clear()
+    trace = demo_trace(tmp_path)
+    store, (ident, version) = default_store(), store_key(trace)
+    settings.QUEUECAST_WARM_AFTER_FIT = False
+    call_command("fit_model", str(trace.pk))
+    assert store.load("trace", ident, version) is not None
+    assert store.load("rows", ident, version) is None  # fitted, not warmed
+    settings.QUEUECAST_WARM_AFTER_FIT = True
+    call_command("fit_model", str(trace.pk), "--wait", "zero")  # an override: not warmed
+    assert store.load("rows", ident, version) is None
+    with store.lock("warm", ident):  # another process is warming it
+        call_command("fit_model", str(trace.pk))
+    assert store.load("rows", ident, version) is None
+    call_command("fit_model", str(trace.pk))
+    bundle = predict_service.bundle_for(trace, block=True)
+    rows = store.load("rows", ident, version)
+    assert rows["known"].sum() == len(predict_service.recent_scorer(bundle).known.order) > 0
+    terms = store.load("runtime_rows-trace", ident, version)
+    ended = (bundle.runtime_ctx.run_s > 0).sum()
+    assert terms["known"].sum() == ended > 0
+
+
+def test_warm_predictions_skips_a_trace_another_process_is_warming(tmp_path, capsys):
+    predict_service.BUNDLES.clear()
+    trace = demo_trace(tmp_path)
+    store, (ident, version) = default_store(), store_key(trace)
+    with store.lock("warm", ident):
+        call_command("warm_predictions", trace.name)
+    assert f"{trace.name}: another process is warming it" in capsys.readouterr().out
+    assert store.load("rows", ident, version) is None
+    call_command("warm_predictions", trace.name)
+    assert "runtimes scored" in capsys.readouterr().out
+    assert store.load("rows", ident, version)["known"].any()
+    assert store.load("runtime_rows-trace", ident, version)["known"].any()

@@ -10,7 +10,9 @@ process and kept (``RowWaitMemo``). Unless ``--fit-only``, this command also pre
 ahead of time and stores them beside the fitted bundle (``predictor.services.fitted_store``),
 so any instant answers warm in every web and worker process. It then scores every row's
 runtime answer once for the runtime accuracy an answer shows
-(``predictor.core.runtime.row_scores``), stored the same way.
+(``predictor.core.runtime.row_scores``), stored the same way. One process warms a trace at a
+time (``predictor.services.predict.warm_trace``); a trace another process is warming (the
+child that fitted it, ``fit_model``) is skipped and said so.
 
     python manage.py warm_predictions KTH-SP2-1996-2.1-cln
     python manage.py warm_predictions --all [--fit-only]
@@ -23,7 +25,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor.services.predict import bundle_for, warm_rows, warm_runtime_rows
+from predictor.services.predict import bundle_for, warm_trace
 from queuecast.longrun import Status
 from queuecast.progress import progress_bar
 from traces.models import Trace
@@ -55,10 +57,12 @@ class Command(BaseCommand):
                 self.stdout.write(f"{trace.name}: bundle ready in {took:.1f} s")
                 continue
             with progress_bar(f"predict the rows of {trace.name}") as bar:
-                done = warm_rows(trace, progress=bar)
-            with progress_bar(f"score the runtimes of {trace.name}") as bar:
-                scored = warm_runtime_rows(trace, progress=bar)
+                done = warm_trace(trace, progress=bar)
+            took = time.perf_counter() - started
+            if done is None:
+                self.stdout.write(f"{trace.name}: another process is warming it")
+                continue
             self.stdout.write(
-                f"{trace.name}: {done} rows predicted and {scored} runtimes scored, stored "
-                f"in {time.perf_counter() - started:.1f} s"
+                f"{trace.name}: {done[0]} rows predicted and {done[1]} runtimes scored, "
+                f"stored in {took:.1f} s"
             )
