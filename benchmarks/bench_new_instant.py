@@ -142,7 +142,7 @@ def main() -> None:
     ident, version = svc.store_key(trace)
     if ARGS.arm != "second":  # no per-instant value stored by an earlier run
         for path in store.dir.glob("*.pkl"):
-            if path.name.startswith(("rows-", "runtime_accuracy_")):
+            if path.name.startswith(("rows-", "runtime_accuracy_", "runtime_rows_")):
                 path.unlink()
     ahead = DIR / f"ahead-{ARGS.method or svc.service_methods()[0]}.pkl"
     if ARGS.arm in ("ahead", "second") and ahead.exists():

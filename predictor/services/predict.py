@@ -337,20 +337,41 @@ def recent_at(bundle: FittedBundle, at: float, trace: Trace | None = None) -> Re
     return recent
 
 
+MERGE_EVERY = 10  # chunks between two merges into the store while warming
+
+
 def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
-    """Predict every row of the trace with a known start once, at its own arrival, and store
-    the answers for every process: any past instant's recent errors are then warm. Returns
-    the rows predicted now (the rest were known)."""
+    """Predict every row of the trace's test part with a known start once, at its own
+    arrival, and store the answers for every process: any past instant after the tuning part
+    then finds its recent errors' rows stored. Returns the rows predicted now (the rest were
+    known). Stored every :data:`MERGE_EVERY` chunks, so a warm-up stopped half-way keeps
+    what it did.
+
+    The tuning part's rows are left to the instants that ask for them: each has a GBM model
+    of its own (``auto``'s GBM expert trains one per tuning-part row, not ahead), and warming
+    them took most of the warm-up's time (KTH: over 25 CPU-min, docs/results.md)."""
     bundle = bundle_for(trace, block=True)
     scorer = recent_scorer(bundle, trace)
     rows = np.sort(scorer.known.order)
-    before = scorer.memo.predicted
-    for lo in range(0, rows.size, chunk):
-        scorer.memo.wait_s(rows[lo : lo + chunk])
+    rows = rows[rows >= bundle.wait_ctx.n_tune]
+    return _warm(scorer.memo, rows, trace, "rows", scorer.memo.wait_s, progress, chunk)
+
+
+def _warm(
+    memo: Any, rows: np.ndarray, trace: Trace, kind: str, compute: Any, progress: Any, chunk: int
+) -> int:
+    """``compute`` ``rows`` chunk by chunk into ``memo``, merged into the store's ``kind``
+    file every :data:`MERGE_EVERY` chunks and at the end; the rows computed here."""
+    store, (ident, version) = default_store(), store_key(trace)
+    before = memo.predicted
+    for k, lo in enumerate(range(0, rows.size, chunk)):
+        compute(rows[lo : lo + chunk])
         if progress is not None:
             progress(min(1.0, (lo + chunk) / max(rows.size, 1)))
-    shared_rows.merge_into_store(default_store(), *store_key(trace), scorer.memo)
-    return scorer.memo.predicted - before
+        if (k + 1) % MERGE_EVERY == 0:
+            shared_rows.merge_into_store(store, ident, version, memo, kind)
+    shared_rows.merge_into_store(store, ident, version, memo, kind)
+    return memo.predicted - before
 
 
 ROWS_SHARE = 0.8  # of :func:`warm_trace`'s progress: the waits (auto's experts) cost most
@@ -380,18 +401,10 @@ def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> 
     instant's runtime accuracy then answers no job again. Returns the rows scored now."""
     bundle = bundle_for(trace, block=True)
     scores = runtime_scores(bundle)
-    store, (ident, version) = default_store(), store_key(trace)
     kind = f"runtime_rows-{BUNDLES.kind}"
-    shared_rows.read_into(store, ident, version, scores, kind)
-    _, rows = ended_order(bundle.runtime_ctx)
-    rows = np.sort(rows)
-    before = scores.predicted
-    for lo in range(0, rows.size, chunk):
-        scores.terms(rows[lo : lo + chunk])
-        if progress is not None:
-            progress(min(1.0, (lo + chunk) / max(rows.size, 1)))
-    shared_rows.merge_into_store(store, ident, version, scores, kind)
-    return scores.predicted - before
+    shared_rows.read_into(default_store(), *store_key(trace), scores, kind)
+    rows = np.sort(ended_order(bundle.runtime_ctx)[1])
+    return _warm(scores, rows, trace, kind, scores.terms, progress, chunk)
 
 
 def _num(value: float) -> float | None:

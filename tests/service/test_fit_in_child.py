@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -165,8 +166,8 @@ def test_no_child_fits_once_the_code_on_disk_changed_and_requests_say_to_restart
 
 
 def test_the_child_warms_every_row_once_the_bundle_is_stored(tmp_path, settings):
-    """After the service's own fit the child predicts every row and scores every runtime
-    (warm_predictions' work), so a trace uploaded while the server runs answers any past
+    """After the service's own fit the child predicts every test-part row and scores every
+    runtime (warm_predictions' work), so a trace uploaded while the server runs answers any past
     instant warm; not for a method override, not when turned off, not twice at once."""
     predict_service.BUNDLES.clear()
     trace = demo_trace(tmp_path)
@@ -183,8 +184,11 @@ def test_the_child_warms_every_row_once_the_bundle_is_stored(tmp_path, settings)
     assert store.load("rows", ident, version) is None
     call_command("fit_model", str(trace.pk))
     bundle = predict_service.bundle_for(trace, block=True)
+    known = predict_service.recent_scorer(bundle).known.order
+    test_part = known[known >= bundle.wait_ctx.n_tune]  # each tuning row trains its own GBM
     rows = store.load("rows", ident, version)
-    assert rows["known"].sum() == len(predict_service.recent_scorer(bundle).known.order) > 0
+    np.testing.assert_array_equal(np.flatnonzero(rows["known"]), np.sort(test_part))
+    assert 0 < test_part.size < known.size
     terms = store.load("runtime_rows-trace", ident, version)
     ended = (bundle.runtime_ctx.run_s > 0).sum()
     assert terms["known"].sum() == ended > 0
@@ -202,3 +206,21 @@ def test_warm_predictions_skips_a_trace_another_process_is_warming(tmp_path, cap
     assert "runtimes scored" in capsys.readouterr().out
     assert store.load("rows", ident, version)["known"].any()
     assert store.load("runtime_rows-trace", ident, version)["known"].any()
+
+
+def test_a_warm_up_stores_its_rows_as_it_goes(tmp_path, monkeypatch):
+    """Merged into the store every MERGE_EVERY chunks: a warm-up stopped half-way (its time
+    limit, a restart) keeps the rows it predicted."""
+    predict_service.BUNDLES.clear()
+    trace = demo_trace(tmp_path)
+    store, (ident, version) = default_store(), store_key(trace)
+    monkeypatch.setattr(predict_service, "MERGE_EVERY", 2)
+    stored_when_asked: list[int] = []
+
+    def progress(_: float) -> None:
+        stored = store.load("rows", ident, version)
+        stored_when_asked.append(0 if stored is None else int(stored["known"].sum()))
+
+    done = predict_service.warm_rows(trace, progress=progress, chunk=40)
+    assert stored_when_asked[:5] == [0, 0, 80, 80, 160]  # after every second chunk
+    assert store.load("rows", ident, version)["known"].sum() == done > 160
