@@ -396,14 +396,17 @@ def warm_trace(trace: Trace, progress: Any = None) -> tuple[int, int] | None:
 
 
 def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
-    """Score every row of the trace with a runtime once for the runtime accuracy
+    """Score every row of the trace's test part with a runtime once for the runtime accuracy
     (``predictor.core.runtime.row_scores``) and store the terms for every process: any past
-    instant's runtime accuracy then answers no job again. Returns the rows scored now."""
+    instant after the tuning part then answers no job again. Returns the rows scored now.
+    The tuning part's rows are left to the instants that ask for them, as in
+    :func:`warm_rows` (density's quantile models are trained per tuning-part block)."""
     bundle = bundle_for(trace, block=True)
     scores = runtime_scores(bundle)
     kind = f"runtime_rows-{BUNDLES.kind}"
     shared_rows.read_into(default_store(), *store_key(trace), scores, kind)
     rows = np.sort(ended_order(bundle.runtime_ctx)[1])
+    rows = rows[rows >= bundle.runtime_ctx.n_tune]  # as warm_rows: a tuning row trains models
     return _warm(scores, rows, trace, kind, scores.terms, progress, chunk)
 
 
