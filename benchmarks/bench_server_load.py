@@ -77,7 +77,8 @@ n_inst = int(os.environ["BENCH_INSTANTS"])
 rows = np.linspace(min(n_tune + 600, submit.size - 1), submit.size - 1, n_inst).round()
 instants = [min(float(submit[int(r)]) + 0.5, float(submit[-1])) for r in rows]
 if os.environ.get("BENCH_WARM") != "0":
-    from predictor.services.predict import bundle_for, predict_wait, warm_rows
+    from predictor.services.predict import bundle_for, predict_wait
+    from predictor.services.warm import warm_rows
     c0 = cpu()
     bundle_for(trace, block=True)  # fitted and trained ahead, stored for the workers
     timing["trace fit CPU-s"] = round(cpu() - c0, 1)

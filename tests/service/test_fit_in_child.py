@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from predictor.services import background_fit, fitted_cache
+from predictor.services import background_fit, fitted_cache, warm
 from predictor.services import predict as predict_service
 from predictor.services.fitted_cache import store_key
 from predictor.services.fitted_store import default_store
@@ -215,13 +215,13 @@ def test_a_warm_up_stores_its_rows_as_it_goes(tmp_path, monkeypatch):
     predict_service.BUNDLES.clear()
     trace = demo_trace(tmp_path)
     store, (ident, version) = default_store(), store_key(trace)
-    monkeypatch.setattr(predict_service, "MERGE_EVERY", 2)
+    monkeypatch.setattr(warm, "MERGE_EVERY", 2)
     stored_when_asked: list[int] = []
 
     def progress(_: float) -> None:
         stored = store.load("rows", ident, version)
         stored_when_asked.append(0 if stored is None else int(stored["known"].sum()))
 
-    done = predict_service.warm_rows(trace, progress=progress, chunk=40)
+    done = warm.warm_rows(trace, progress=progress, chunk=40)
     assert stored_when_asked[:5] == [0, 0, 80, 80, 160]  # after every second chunk
     assert store.load("rows", ident, version)["known"].sum() == done > 160

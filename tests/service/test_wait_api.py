@@ -9,6 +9,7 @@ import pytest
 
 from predictor.models import EvaluationRun
 from predictor.services import predict as predict_service
+from predictor.services import warm as warm_service
 from tests.core.wait_fakes import make_jobs
 from tests.service.traces_support import api_for, demo_trace, make_user
 from traces.core.swf import format_jobs
@@ -220,8 +221,8 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     settings.QUEUECAST_FITTED_DIR = str(tmp_path / "fitted")
     client = api_for(alice)
     cold = predict(client, trace.pk, job(trace)).json()
-    assert predict_service.warm_rows(trace) > 0
-    assert predict_service.warm_runtime_rows(trace) > 0
+    assert warm_service.warm_rows(trace) > 0
+    assert warm_service.warm_runtime_rows(trace) > 0
     predict_service.BUNDLES.clear()  # as a fresh process: bundle and rows from the store
     bundle = predict_service.bundle_for(trace)
     assert "_recent_scorer" not in vars(bundle)

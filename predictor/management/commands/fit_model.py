@@ -10,7 +10,7 @@ A site's model: ``fit_site_model``.
 
 Once the service's own bundle (no ``--wait`` / ``--runtime``) is stored, the child goes on to
 predict the test part's rows once and score every runtime (``warm_predictions``' work,
-``predictor.services.predict.warm_trace``) unless ``QUEUECAST_WARM_AFTER_FIT=0``: a trace
+``predictor.services.warm.warm_trace``) unless ``QUEUECAST_WARM_AFTER_FIT=0``: a trace
 uploaded while the server runs then answers any past instant warm, as the traces warmed at
 start-up do. Requests are answered from the stored bundle meanwhile.
 """
@@ -22,7 +22,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor.services.predict import cache_for, warm_trace
+from predictor.services.predict import cache_for
+from predictor.services.warm import warm_trace
 from queuecast.limits import memory_ceiling
 from traces.models import Trace
 

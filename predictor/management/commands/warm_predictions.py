@@ -10,10 +10,10 @@ process and kept (``RowWaitMemo``). Unless ``--fit-only``, this command also pre
 of the test part ahead of time and stores them beside the fitted bundle
 (``predictor.services.fitted_store``), so any instant after the tuning part answers warm in
 every web and worker process (a tuning-part row trains a GBM of its own: those are left to
-the instants that ask for them, ``predictor.services.predict.warm_rows``). It then scores
+the instants that ask for them, ``predictor.services.warm.warm_rows``). It then scores
 every row's runtime answer once for the runtime accuracy an answer shows
 (``predictor.core.runtime.row_scores``), stored the same way. One process warms a trace at a
-time (``predictor.services.predict.warm_trace``); a trace another process is warming (the
+time (``predictor.services.warm.warm_trace``); a trace another process is warming (the
 child that fitted it, ``fit_model``) is skipped and said so.
 
     python manage.py warm_predictions KTH-SP2-1996-2.1-cln
@@ -27,7 +27,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from predictor.services.predict import bundle_for, warm_trace
+from predictor.services.predict import bundle_for
+from predictor.services.warm import warm_trace
 from queuecast.longrun import Status
 from queuecast.progress import progress_bar
 from traces.models import Trace
