@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +14,40 @@ import pytest
 from django.conf import settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (scripts/test), each process gets upload and cache folders of its
+    own, as it gets a test database of its own: uploads are named by row id, and the file
+    caches (a live site's queue, the run slots) are keyed by row id, which two databases share.
+    The environment names them too, for the ``manage.py`` children a test starts."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    for name in ("QUEUECAST_UPLOAD_DIR", "QUEUECAST_CACHE_DIR"):
+        folder = str(Path(getattr(settings, name)) / f"xdist-{worker}")
+        setattr(settings, name, folder)
+        os.environ[name] = folder
+    for cache in settings.CACHES.values():
+        if cache["BACKEND"].endswith("FileBasedCache"):
+            name = Path(cache["LOCATION"]).name
+            cache["LOCATION"] = str(Path(settings.QUEUECAST_CACHE_DIR) / name)
+
+
+@pytest.fixture(autouse=True)
+def _one_slurm_test_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The tests marked ``slurm`` share the machine's one development Slurm: under
+    pytest-xdist (scripts/test) they take a lock file in turn, so no two of them, in this
+    run's processes or another run's, submit to it at once."""
+    if request.node.get_closest_marker("slurm") is None:
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / "queuecast-tests-slurm.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def traces_dir() -> Path | None:

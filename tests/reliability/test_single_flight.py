@@ -33,13 +33,21 @@ def test_concurrent_first_predictions_on_one_trace_fit_it_once() -> None:
 
 
 def test_different_traces_fit_side_by_side() -> None:
+    """Each fit waits until the other one has started: fits run one after the other would
+    break the barrier (after 10 s) instead of passing it."""
     calls: list[int] = []
-    cache = FittedCache(4, slow_fit(calls))
+    both = threading.Barrier(2, timeout=10)
+
+    def fit(trace):
+        calls.append(trace.pk)
+        both.wait()
+        return {"fitted": trace.pk}
+
+    cache = FittedCache(4, fit)
     traces = [SimpleNamespace(pk=k, job_count=1, finished_at=None) for k in (1, 2)]
-    started = time.monotonic()
     with ThreadPoolExecutor(2) as pool:
-        list(pool.map(cache.get, traces))
-    assert sorted(calls) == [1, 2] and time.monotonic() - started < 0.55
+        got = list(pool.map(cache.get, traces))
+    assert sorted(calls) == [1, 2] and [g["fitted"] for g in got] == [1, 2]
 
 
 def test_a_failed_fit_reaches_every_waiter_and_the_next_call_tries_again() -> None:
