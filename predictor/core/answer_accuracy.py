@@ -22,22 +22,21 @@ from predictor.core.runtime.types import RuntimeMethod
 
 
 def runtime_accuracy_at(
-    method: RuntimeMethod,
-    ctx: RuntimeContext,
-    at_s: float,
-    n: int = DEFAULT_RECENT,
-    scores: RuntimeRowScores | None = None,
+    method: RuntimeMethod, ctx: RuntimeContext, at_s: float, n: int = DEFAULT_RECENT
 ) -> RuntimeAccuracy:
     """``method``'s success and coverage on the last ``n`` jobs ended by ``at_s`` beside the
     requested time's, each job predicted at its own arrival
-    (``predictor.core.runtime.recent``, with the requested and baseline peers of ``ctx``).
-    ``scores``: the rows' terms kept across instants (:func:`runtime_row_scores`)."""
-    if scores is not None:
-        return recent_runtime_accuracy(
-            method, scores.requested, scores.baseline, at_s, n, scores=scores
-        )
+    (``predictor.core.runtime.recent``, with the requested and baseline peers of ``ctx``)."""
+    return kept_runtime_accuracy_at(runtime_row_scores(method, ctx), at_s, n)
+
+
+def kept_runtime_accuracy_at(
+    scores: RuntimeRowScores, at_s: float, n: int = DEFAULT_RECENT
+) -> RuntimeAccuracy:
+    """:func:`runtime_accuracy_at` of ``scores``' method, from the rows' terms kept across
+    instants (:func:`runtime_row_scores`): only the rows not asked before are predicted."""
     return recent_runtime_accuracy(
-        method, RequestedTime().fit(ctx), BaselineRange().fit(ctx), at_s, n
+        scores.method, scores.requested, scores.baseline, at_s, n, scores=scores
     )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from django.conf import settings
 
 from predictor.core.answer_accuracy import (
-    runtime_accuracy_at,
+    kept_runtime_accuracy_at,
     runtime_row_scores,
     wait_accuracy,
 )
@@ -234,7 +234,7 @@ def accuracy_body(
     scores = runtime_scores(bundle)
 
     def compute() -> Any:
-        return runtime_accuracy_at(bundle.runtime, ctx, at, RUNTIME_RECENT, scores)
+        return kept_runtime_accuracy_at(scores, at, RUNTIME_RECENT)
 
     if shared is None:
         if key not in cache:
@@ -245,13 +245,9 @@ def accuracy_body(
         ident, version = store_key(trace)
 
         def compute_shared() -> Any:  # the rows' terms too: a new instant scores new rows only
-            store, rows_kind = default_store(), f"runtime_rows-{kind}"
-            shared_rows.read_into(store, ident, version, scores, rows_kind)
-            before = scores.predicted
-            value = compute()
-            if scores.predicted > before:
-                shared_rows.merge_into_store(store, ident, version, scores, rows_kind)
-            return value
+            return shared_rows.through_store(
+                default_store(), ident, version, scores, compute, f"runtime_rows-{kind}"
+            )
 
         value = shared_rows.shared_value(
             default_store(), f"runtime_accuracy-{kind}", ident, version, key, compute_shared,
@@ -327,13 +323,10 @@ def recent_at(bundle: FittedBundle, at: float, trace: Trace | None = None) -> Re
     scorer = recent_scorer(bundle, trace)
     if trace is None or not scorer.missing(at):
         return scorer.at(at)
-    store, (ident, version) = default_store(), store_key(trace)
-    shared_rows.read_into(store, ident, version, scorer.memo)
-    before = scorer.memo.predicted
-    recent = scorer.at(at)
-    if scorer.memo.predicted > before:
-        shared_rows.merge_into_store(store, ident, version, scorer.memo)
-    return recent
+    ident, version = store_key(trace)
+    return shared_rows.through_store(
+        default_store(), ident, version, scorer.memo, lambda: scorer.at(at)
+    )
 
 
 def _num(value: float) -> float | None:

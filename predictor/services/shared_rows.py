@@ -58,6 +58,25 @@ def merge_into_store(
         store.save(kind, ident, version, {"values": values, "known": known})
 
 
+def through_store(
+    store: FittedStore,
+    ident: str,
+    version: str,
+    memo: RowMemo,
+    compute: Callable[[], Any],
+    kind: str = KIND,
+) -> Any:
+    """``compute()`` (which fills ``memo``) with the rows other processes stored read into
+    ``memo`` first, and the rows it predicted merged into the store after, when it predicted
+    any: a new instant's pool is paid once for every process."""
+    read_into(store, ident, version, memo, kind)
+    before = memo.predicted
+    value = compute()
+    if memo.predicted > before:
+        merge_into_store(store, ident, version, memo, kind)
+    return value
+
+
 def shared_value(
     store: FittedStore,
     kind: str,

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from predictor.core.runtime.recent import ended_order
 from predictor.services import shared_rows
 from predictor.services.fitted_cache import store_key
 from predictor.services.fitted_store import default_store
@@ -89,6 +88,6 @@ def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> 
     scores = runtime_scores(bundle)
     kind = f"runtime_rows-{BUNDLES.kind}"
     shared_rows.read_into(default_store(), *store_key(trace), scores, kind)
-    rows = np.sort(ended_order(bundle.runtime_ctx)[1])
+    rows = np.sort(bundle.runtime_ctx.ended_order[1])
     rows = rows[rows >= bundle.runtime_ctx.n_tune]  # as warm_rows: a tuning row trains models
     return _warm(scores, rows, trace, kind, scores.terms, progress, chunk)

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from predictor.core.accuracy import recent_order
-from predictor.core.answer_accuracy import runtime_accuracy_at, runtime_row_scores
+from predictor.core.answer_accuracy import (
+    kept_runtime_accuracy_at,
+    runtime_accuracy_at,
+    runtime_row_scores,
+)
 from predictor.core.runtime.history import build_context
 from predictor.core.runtime.recent import recent_rows
 from predictor.core.runtime.registry import FACTORIES as RUNTIME
@@ -24,7 +28,7 @@ def test_kept_terms_give_each_instants_figures_exactly(name):
     ats = ctx.submit_s[np.arange(N_TUNE + 20, len(ctx.submit_s), 37)]
     for at in [*ats, *ats[::-1]]:  # forwards, then back over instants already scored
         fresh = runtime_accuracy_at(method, ctx, float(at), 40)
-        assert runtime_accuracy_at(method, ctx, float(at), 40, scores) == fresh
+        assert kept_runtime_accuracy_at(scores, float(at), 40) == fresh
     asked = np.unique(np.concatenate([recent_rows(ctx, float(at), 40) for at in ats]))
     assert scores.predicted == asked.size  # each row once, however often asked
 
@@ -50,9 +54,9 @@ def test_a_later_instant_scores_only_the_jobs_ended_since():
     ctx = method.history_
     scores = runtime_row_scores(method, ctx)
     a, b = float(ctx.submit_s[300]), float(ctx.submit_s[310])
-    runtime_accuracy_at(method, ctx, a, 40, scores)
+    kept_runtime_accuracy_at(scores, a, 40)
     assert scores.predicted == 40
-    runtime_accuracy_at(method, ctx, b, 40, scores)
+    kept_runtime_accuracy_at(scores, b, 40)
     fresh = np.setdiff1d(recent_rows(ctx, b, 40), recent_rows(ctx, a, 40))
     assert 0 < fresh.size < 40 and scores.predicted == 40 + fresh.size
 

@@ -64,7 +64,7 @@ def test_a_second_process_reads_the_runtime_accuracy_at_an_instant_from_the_stor
     def refuse(*args, **kwargs):
         raise AssertionError("computed again")
 
-    monkeypatch.setattr(predict_service, "runtime_accuracy_at", refuse)
+    monkeypatch.setattr(predict_service, "kept_runtime_accuracy_at", refuse)
     again = predict_service.predict_wait(trace, query(trace, 0.8, user=3))
     assert again["accuracy"]["runtime"] == first["accuracy"]["runtime"]
     with pytest.raises(AssertionError, match="computed again"):  # a new instant computes it

@@ -193,6 +193,17 @@ class RuntimeContext:
         return np.sort(self.known_end_s)
 
     @cached_property
+    def ended_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ends, rows) of the jobs with a runtime, sorted by (end, row), taken once:
+        ``predictor.core.runtime.recent.recent_rows`` is then a bisection, the same rows in the
+        same order as :func:`~predictor.core.accuracy.recent_order` over every end (which
+        sorted the whole log at each new instant)."""
+        end = np.where(self.run_s > 0, self.end_s, np.inf)
+        rows = np.flatnonzero(np.isfinite(end))
+        rows = rows[np.lexsort((rows, end[rows]))]
+        return end[rows], rows
+
+    @cached_property
     def settled_from(self) -> tuple[float, float] | None:
         """(last known end, last submission) of the history, taken once (None: empty)."""
         if not self.submit_s.size:

@@ -32,23 +32,9 @@ def recent_rows(ctx: RuntimeContext, known_at_s: float, n: int = DEFAULT_RECENT)
     ``known_at_s`` (an end at that very second counts, as for a job asked about after it)."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    ends, order = ended_order(ctx)
+    ends, order = ctx.ended_order
     k = int(np.searchsorted(ends, known_at_s, "right"))
     return order[max(k - n, 0) : k]
-
-
-def ended_order(ctx: RuntimeContext) -> tuple[np.ndarray, np.ndarray]:
-    """(ends, rows) of the jobs with a runtime, sorted by (end, row) once per context and
-    kept on it: :func:`recent_rows` is then a bisection, the same rows in the same order as
-    :func:`~predictor.core.accuracy.recent_order` over every end (which sorted the whole log
-    at each new instant)."""
-    kept = ctx.__dict__.get("_ended_order")
-    if kept is None:
-        end = np.where(ctx.run_s > 0, ctx.end_s, np.inf)
-        rows = np.flatnonzero(np.isfinite(end))
-        rows = rows[np.lexsort((rows, end[rows]))]
-        kept = ctx.__dict__.setdefault("_ended_order", (end[rows], rows))
-    return kept
 
 
 def recent_runtime_accuracy(
