@@ -72,10 +72,10 @@ class FittedBundle:
         return LogColumns.of(self.jobs)
 
     def train_ahead(self) -> FittedBundle:
-        """Train now every model the three methods would train lazily for an instant after
-        the tuning part (quantile and GBM models per row block, density's block levels,
-        ``auto``'s scored pool): a stored bundle then answers such an instant without
-        training. Answers are unchanged (each is a function of the instant's past only)."""
+        """Train now every model the three methods would train lazily for any instant
+        (quantile and GBM models per row block, density's block levels, ``auto``'s scored
+        pool): a stored bundle then answers every instant without training. Answers are
+        unchanged (each is a function of the instant's past only)."""
         for method in (self.wait, self.bound, self.runtime):
             if method is not None:
                 method.train_ahead()

@@ -1,4 +1,4 @@
-"""Warm-ups: every row of a trace's test part predicted once, for every process.
+"""Warm-ups: every row of a trace predicted once, for every process.
 
 An answer at a past instant needs the wait method's predictions of the ~300 jobs that started
 last (``predict.trust``) and the runtime method's terms on the 100 that ended last
@@ -24,19 +24,17 @@ MERGE_EVERY = 10  # chunks between two merges into the store while warming
 
 
 def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
-    """Predict every row of the trace's test part with a known start once, at its own
-    arrival, and store the answers for every process: any past instant after the tuning part
-    then finds its recent errors' rows stored. Returns the rows predicted now (the rest were
-    known). Stored every :data:`MERGE_EVERY` chunks, so a warm-up stopped half-way keeps
-    what it did.
+    """Predict every row of the trace with a known start once, at its own arrival, and store
+    the answers for every process: any past instant then finds its recent errors' rows
+    stored. Returns the rows predicted now (the rest were known). Stored every
+    :data:`MERGE_EVERY` chunks, so a warm-up stopped half-way keeps what it did.
 
-    The tuning part's rows are left to the instants that ask for them: each has a GBM model
-    of its own (``auto``'s GBM expert trains one per tuning-part row, not ahead), and warming
-    them took most of the warm-up's time (KTH: over 25 CPU-min, docs/results.md)."""
+    The tuning part's rows cost what the others do since its models are trained in blocks
+    (``predictor.core.state.retrain``); until stop 52 each had a GBM model of its own and
+    warming them took over 25 CPU-minutes on KTH, so they were left out."""
     bundle = bundle_for(trace, block=True)
     scorer = recent_scorer(bundle, trace)
     rows = np.sort(scorer.known.order)
-    rows = rows[rows >= bundle.wait_ctx.n_tune]
     return _warm(scorer.memo, rows, trace, "rows", scorer.memo.wait_s, progress, chunk)
 
 
@@ -79,15 +77,12 @@ def warm_trace(trace: Trace, progress: Any = None) -> tuple[int, int] | None:
 
 
 def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
-    """Score every row of the trace's test part with a runtime once for the runtime accuracy
+    """Score every row of the trace with a runtime once for the runtime accuracy
     (``predictor.core.runtime.row_scores``) and store the terms for every process: any past
-    instant after the tuning part then answers no job again. Returns the rows scored now.
-    The tuning part's rows are left to the instants that ask for them, as in
-    :func:`warm_rows` (density's quantile models are trained per tuning-part block)."""
+    instant then answers no job again. Returns the rows scored now."""
     bundle = bundle_for(trace, block=True)
     scores = runtime_scores(bundle)
     kind = f"runtime_rows-{BUNDLES.kind}"
     shared_rows.read_into(default_store(), *store_key(trace), scores, kind)
     rows = np.sort(bundle.runtime_ctx.ended_order[1])
-    rows = rows[rows >= bundle.runtime_ctx.n_tune]  # as warm_rows: a tuning row trains models
     return _warm(scores, rows, trace, kind, scores.terms, progress, chunk)

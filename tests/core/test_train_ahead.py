@@ -1,6 +1,6 @@
-"""``train_ahead``: every model a prediction after the tuning part would train lazily is
-trained at once, and the answers are bit for bit the lazy ones (issue 18: no request trains
-a model)."""
+"""``train_ahead``: every model a prediction would train lazily, in the tuning part or
+after it, is trained at once, and the answers are bit for bit the lazy ones (issue 18: no
+request trains a model)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ from predictor.core.runtime.density import DensityRangeSet
 from predictor.core.runtime.history import build_context
 from predictor.core.runtime.quantile import QuantileGBRange
 from predictor.core.state.request import JobRequest
-from predictor.core.state.retrain import boundary, later_boundaries
+from predictor.core.state.retrain import (
+    all_boundaries,
+    boundary,
+    later_boundaries,
+    row_boundaries,
+)
 from predictor.core.state.snapshot import from_log
 from predictor.core.wait.auto import AutoWait
 from predictor.core.wait.gbm import WaitGBM
@@ -57,13 +62,49 @@ def test_later_boundaries_are_every_boundary_a_later_target_gets():
         later_boundaries(10, 2, 0)
 
 
+def old_boundary(n_before: int, known_at_s: float, submit_s, n_tune: int, every: int) -> int:
+    """``boundary`` as it was until stop 52 (each tuning row its own boundary)."""
+    step = max(n_before - n_tune, 0) // every
+    b = min(n_tune + step * every, n_before)
+    while b > 0 and (b >= submit_s.size or submit_s[b] > known_at_s):
+        b = b - every if b > n_tune else b - 1
+    return max(b, 0)
+
+
+@pytest.mark.parametrize(("n_tune", "every"), [(130, 97), (200, 50), (97, 97), (0, 40)])
+def test_the_tuning_part_has_few_blocks_and_the_rest_is_as_before(n_tune, every):
+    """Inside the tuning part the blocks go on backwards from its end: at most
+    n_tune / every + 1 models for every tuning target, row or snapshot. A target that had a
+    model from after the tuning part keeps it (the old rule, copied above); one that had
+    a tuning row's model gets one of the tuning part's blocks."""
+    submit = np.repeat(np.arange(500, dtype=float), 2)  # pairs of same-second arrivals
+    grid = all_boundaries(1000, n_tune, every)
+    assert grid[0] == 0 and np.all(np.diff(grid) > 0)
+    assert (grid < n_tune).sum() <= n_tune // every + 1  # the tuning part: few models
+    assert set(later_boundaries(1000, n_tune, every)) <= set(grid.tolist())
+    got = set()
+    for n in range(0, 1000):
+        for t in (submit[min(n, 999)], submit[min(n, 999)] - 0.5):
+            b = boundary(n, float(t), submit, n_tune, every)
+            assert b <= n and (b == 0 or submit[b] <= t)  # never a model from the future
+            got.add(b)
+            was = old_boundary(n, float(t), submit, n_tune, every)
+            assert b == was if was >= n_tune else b < n_tune  # a later model: as before
+    assert got <= set(grid.tolist())
+    rows = np.arange(1000)
+    np.testing.assert_array_equal(
+        row_boundaries(rows, n_tune, every),
+        [boundary(int(i), float(submit[i]), submit, n_tune, every) for i in rows],
+    )
+
+
 def test_density_trained_ahead_answers_as_the_lazy_one_and_trains_nothing(density, monkeypatch):
     ctx, fitted = density.history_, density
     lazy, ahead = pickle.loads(pickle.dumps(fitted)), pickle.loads(pickle.dumps(fitted))
     ahead.train_ahead()
-    assert set(ahead.quantile_._models) == set(later_boundaries(500, 160, ahead.quantile_.every_))
+    assert set(ahead.quantile_._models) == set(all_boundaries(500, 160, ahead.quantile_.every_))
     assert set(ahead._block_lam) == set(range(500 // 60 + 1))
-    rows = np.arange(160, 500)
+    rows = np.arange(0, 500)  # the tuning part's rows too
     expected = lazy.predict_rows(rows)
     _no_training(monkeypatch)
     _same_rangesets(ahead.predict_rows(rows), expected)
@@ -91,7 +132,7 @@ def test_gbm_and_auto_trained_ahead_answer_as_the_lazy_ones(monkeypatch):
         candidates=("median", "gbm", "zero"), safe="median", round_size=5, min_known=10,
         n_validation=80, max_scored=300, make=make_method,
     ).fit(ctx)  # fmt: skip
-    rows = np.arange(200, 600, 5)
+    rows = np.arange(0, 600, 5)  # the tuning part's rows too
     for fitted in (gbm, auto):
         lazy, ahead = pickle.loads(pickle.dumps(fitted)), pickle.loads(pickle.dumps(fitted))
         ahead.train_ahead()
@@ -102,16 +143,17 @@ def test_gbm_and_auto_trained_ahead_answer_as_the_lazy_ones(monkeypatch):
         assert got.tobytes() == expected.tobytes()
     ahead_auto = pickle.loads(pickle.dumps(auto)).train_ahead()
     assert ahead_auto._scored_pred.shape[1] == auto.scored_rows_.size  # the whole pool
-    assert set(gbm.train_ahead()._models) == set(later_boundaries(600, 200, 150))
+    assert set(gbm.train_ahead()._models) == set(all_boundaries(600, 200, 150))
 
 
-def test_a_bundle_trained_ahead_answers_any_later_instant_without_training(monkeypatch):
+def test_a_bundle_trained_ahead_answers_any_instant_without_training(monkeypatch):
     jobs = jobs_with_requests(seed=6)
     fitted = fit_bundle(jobs, PROCS, wait_method="gbm", runtime_method="density")
     lazy, ahead = pickle.loads(pickle.dumps(fitted)), pickle.loads(pickle.dumps(fitted))
     ahead.train_ahead()
     submit = jobs["submit_time"].to_numpy(float)
-    instants = submit[[150, 260, 499]] + 1.0
+    assert fitted.wait_ctx.n_tune > 40  # the first instant lies in the tuning part
+    instants = submit[[40, 150, 260, 499]] + 1.0
     requests = [JobRequest(user=u, group=1, queue=1, procs=p, req_time_s=3600.0, submit_s=t)
                 for t in instants for u, p in ((1, 4), (3, 64))]  # fmt: skip
     expected = [lazy.wait.predict(lazy.snapshot(r.submit_s), [r]).wait_s for r in requests]

@@ -214,7 +214,7 @@ class DensityRangeSet(RuntimeEstimator):
         return None if key is None else ("density", key)
 
     def train_ahead(self) -> DensityRangeSet:
-        """The quantile models of every block after the tuning part, then the level of every
+        """The quantile models of every block (the tuning part's too), then the level of every
         block of the log, in order (each a pure function of the past: same answers)."""
         self.quantile_.train_ahead()
         n = self.history_.submit_s.size

@@ -34,7 +34,7 @@ from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
 from predictor.core.shared_fits import shared
-from predictor.core.state.retrain import boundaries, boundary, later_boundaries
+from predictor.core.state.retrain import all_boundaries, boundaries, boundary
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.threads import threads
 
@@ -172,10 +172,10 @@ class QuantileGBRange(RuntimeEstimator):
         return kept[b]
 
     def train_ahead(self) -> QuantileGBRange:
-        """The models of every boundary after the tuning part (:func:`later_boundaries`),
-        trained now instead of by the first prediction that needs them (same models)."""
+        """The models of every boundary (:func:`all_boundaries`: the tuning part's few blocks
+        too), trained now instead of by the first prediction that needs them (same models)."""
         ctx = self._fitted()
-        for b in later_boundaries(ctx.submit_s.size, ctx.n_tune, self.every_):
+        for b in all_boundaries(ctx.submit_s.size, ctx.n_tune, self.every_):
             self.models(int(b))
         return self
 

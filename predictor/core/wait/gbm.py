@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from predictor.core import gbm_trees
-from predictor.core.state.retrain import boundaries, later_boundaries, row_boundaries
+from predictor.core.state.retrain import all_boundaries, boundaries, row_boundaries
 from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
@@ -103,10 +103,10 @@ class WaitGBM(WaitEstimator):
         return row_boundaries(rows, self.n_tune_, self.retrain_every)
 
     def train_ahead(self) -> WaitGBM:
-        """The models of every boundary after the tuning part (:func:`later_boundaries`),
-        trained now instead of by the first prediction that needs them (same models)."""
+        """The models of every boundary (:func:`all_boundaries`: the tuning part's few blocks
+        too), trained now instead of by the first prediction that needs them (same models)."""
         self._fitted()
-        for b in later_boundaries(self.submit_.size, self.n_tune_, self.retrain_every):
+        for b in all_boundaries(self.submit_.size, self.n_tune_, self.retrain_every):
             self.model(int(b))
         return self
 

@@ -9,7 +9,7 @@ this process's id) while it runs and ``failed`` with the error if it raises (exi
 A site's model: ``fit_site_model``.
 
 Once the service's own bundle (no ``--wait`` / ``--runtime``) is stored, the child goes on to
-predict the test part's rows once and score every runtime (``warm_predictions``' work,
+predict every row once and score every runtime (``warm_predictions``' work,
 ``predictor.services.warm.warm_trace``) unless ``QUEUECAST_WARM_AFTER_FIT=0``: a trace
 uploaded while the server runs then answers any past instant warm, as the traces warmed at
 start-up do. Requests are answered from the stored bundle meanwhile.

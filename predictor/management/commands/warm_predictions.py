@@ -6,11 +6,10 @@ gunicorn at start-up, so the bundles are fitted before (or while) the first user
 
 The recent-error pool of an API answer at a past instant re-scores the ~300 jobs that most
 recently started then (``predictor.services.predict.trust``); each row is predicted once per
-process and kept (``RowWaitMemo``). Unless ``--fit-only``, this command also predicts the rows
-of the test part ahead of time and stores them beside the fitted bundle
-(``predictor.services.fitted_store``), so any instant after the tuning part answers warm in
-every web and worker process (a tuning-part row trains a GBM of its own: those are left to
-the instants that ask for them, ``predictor.services.warm.warm_rows``). It then scores
+process and kept (``RowWaitMemo``). Unless ``--fit-only``, this command also predicts every
+row ahead of time and stores them beside the fitted bundle
+(``predictor.services.fitted_store``), so any past instant answers warm in every web and
+worker process (``predictor.services.warm.warm_rows``). It then scores
 every row's runtime answer once for the runtime accuracy an answer shows
 (``predictor.core.runtime.row_scores``), stored the same way. One process warms a trace at a
 time (``predictor.services.warm.warm_trace``); a trace another process is warming (the
