@@ -183,7 +183,7 @@ def _fit(
         site.machine_procs,
         wait_method=wait_method or default_wait,
         runtime_method=runtime_method,
-    ).train_ahead()  # fmt: skip  (no request trains a model: FittedBundle.train_ahead)
+    ).train_ahead(tuning_part=False)  # fmt: skip  (asked about "now" only: train_ahead)
     pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
     return SiteModel(bundle, rows, time.time(), pool, accuracy)
 

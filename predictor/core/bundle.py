@@ -71,14 +71,16 @@ class FittedBundle:
         """The columns snapshots of the fitted log read, extracted once."""
         return LogColumns.of(self.jobs)
 
-    def train_ahead(self) -> FittedBundle:
+    def train_ahead(self, tuning_part: bool = True) -> FittedBundle:
         """Train now every model the three methods would train lazily for any instant
         (quantile and GBM models per row block, density's block levels, ``auto``'s scored
         pool): a stored bundle then answers every instant without training. Answers are
-        unchanged (each is a function of the instant's past only)."""
+        unchanged (each is a function of the instant's past only). ``tuning_part=False``:
+        only for instants after the tuning part (a live site is asked about "now" only; the
+        tuning part's blocks cost HPC2N +10% of its train-ahead, docs/results.md)."""
         for method in (self.wait, self.bound, self.runtime):
             if method is not None:
-                method.train_ahead()
+                method.train_ahead(tuning_part)
         return self
 
     @cached_property

@@ -146,6 +146,21 @@ def test_gbm_and_auto_trained_ahead_answer_as_the_lazy_ones(monkeypatch):
     assert set(gbm.train_ahead()._models) == set(all_boundaries(600, 200, 150))
 
 
+def test_without_the_tuning_part_only_the_later_blocks_are_trained(density):
+    """``tuning_part=False`` (a live site, asked about "now" only) trains the blocks after the
+    tuning part and none before it, through ``auto`` and density to GBM and quantile."""
+    ctx = make_ctx(make_jobs(600, seed=4), n_tune=200)
+    auto = AutoWait(
+        candidates=("gbm", "zero"), safe="gbm", round_size=5, min_known=10,
+        n_validation=80, max_scored=300, make=make_method,
+    ).fit(ctx)  # fmt: skip
+    gbm = auto.train_ahead(tuning_part=False).methods_["gbm"]
+    assert set(gbm._models) == set(later_boundaries(600, 200, gbm.retrain_every))
+    assert set(all_boundaries(600, 200, gbm.retrain_every)) - set(gbm._models)  # some left
+    quantile = pickle.loads(pickle.dumps(density)).train_ahead(tuning_part=False).quantile_
+    assert set(quantile._models) == set(later_boundaries(500, 160, quantile.every_))
+
+
 def test_a_bundle_trained_ahead_answers_any_instant_without_training(monkeypatch):
     jobs = jobs_with_requests(seed=6)
     fitted = fit_bundle(jobs, PROCS, wait_method="gbm", runtime_method="density")

@@ -278,3 +278,19 @@ def test_no_refit_starts_once_the_code_on_disk_changed(settings, tmp_path, monke
     status = FittedStore(tmp_path).read_status("site", site_predict._ident(site))
     assert status is not None and status["state"] == "failed"
     assert "restart the process" in status["error"]
+
+
+def test_a_site_model_trains_no_model_of_its_tuning_part(settings, tmp_path) -> None:
+    """A site is asked about "now" only: its fit trains the GBM and quantile blocks after the
+    tuning part, not the tuning part's (``FittedBundle.train_ahead(tuning_part=False)``)."""
+    from predictor.core.state.retrain import all_boundaries, later_boundaries
+
+    settings.QUEUECAST_FITTED_DIR = str(tmp_path)
+    settings.QUEUECAST_SERVICE_WAIT_METHOD = "gbm"
+    settings.QUEUECAST_SERVICE_RUNTIME_METHOD = "quantile"
+    bundle = site_predict.site_model(simulated_site()).bundle
+    gbm, quantile, n = bundle.wait, bundle.runtime, len(bundle.jobs)
+    assert set(gbm._models) == set(later_boundaries(n, gbm.n_tune_, gbm.retrain_every))
+    ctx = quantile.history_
+    assert set(quantile._models) == set(later_boundaries(n, ctx.n_tune, quantile.every_))
+    assert set(all_boundaries(n, ctx.n_tune, quantile.every_)) - set(quantile._models)

@@ -91,9 +91,9 @@ class AutoRuntime(RuntimeEstimator):
             "calibrated": bool(self.calibrate),
         }
 
-    def train_ahead(self) -> AutoRuntime:
+    def train_ahead(self, tuning_part: bool = True) -> AutoRuntime:
         """The chosen method's (same answers)."""
-        self.model_.train_ahead()
+        self.model_.train_ahead(tuning_part)
         return self
 
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:
@@ -143,9 +143,9 @@ class CalibratedRuntime(RuntimeEstimator):
     def _fitted(self) -> RuntimeContext:
         return self.model._fitted()
 
-    def train_ahead(self) -> CalibratedRuntime:
+    def train_ahead(self, tuning_part: bool = True) -> CalibratedRuntime:
         """The wrapped method's (same answers)."""
-        self.model.train_ahead()
+        self.model.train_ahead(tuning_part)
         return self
 
     def _predict(self, targets: RuntimeTargets, progress: Progress) -> RuntimePrediction:

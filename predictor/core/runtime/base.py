@@ -73,11 +73,11 @@ class RuntimeEstimator:
         """What was learned, for the evaluation's report (JSON-ready); nothing by default."""
         return {}
 
-    def train_ahead(self) -> Self:
-        """Train now what a prediction at any instant after the tuning part would otherwise
-        train lazily (a model per row block, a level per block), so that a stored fitted
-        method answers every such instant without training. Answers are unchanged; nothing
-        by default."""
+    def train_ahead(self, tuning_part: bool = True) -> Self:
+        """Train now what a prediction at any instant would otherwise train lazily (a model
+        per row block, a level per block), so that a stored fitted method answers every
+        instant without training. Answers are unchanged; nothing by default.
+        ``tuning_part=False``: only what instants after the tuning part need."""
         self._fitted()
         return self
 

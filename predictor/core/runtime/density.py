@@ -213,10 +213,11 @@ class DensityRangeSet(RuntimeEstimator):
         key = self.quantile_.settled_key(snapshot)
         return None if key is None else ("density", key)
 
-    def train_ahead(self) -> DensityRangeSet:
-        """The quantile models of every block (the tuning part's too), then the level of every
-        block of the log, in order (each a pure function of the past: same answers)."""
-        self.quantile_.train_ahead()
+    def train_ahead(self, tuning_part: bool = True) -> DensityRangeSet:
+        """The quantile models of every block (the tuning part's too, unless ``tuning_part``
+        is False), then the level of every block of the log, in order (each a pure function
+        of the past: same answers)."""
+        self.quantile_.train_ahead(tuning_part)
         n = self.history_.submit_s.size
         self._levels(np.arange(n // self.every + 1, dtype=np.int64) * self.every)
         return self

@@ -34,7 +34,12 @@ from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
 from predictor.core.shared_fits import shared
-from predictor.core.state.retrain import all_boundaries, boundaries, boundary
+from predictor.core.state.retrain import (
+    all_boundaries,
+    boundaries,
+    boundary,
+    later_boundaries,
+)
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.threads import threads
 
@@ -171,11 +176,13 @@ class QuantileGBRange(RuntimeEstimator):
                 kept[b] = np.unique(np.concatenate([np.zeros(0), *cuts]))
         return kept[b]
 
-    def train_ahead(self) -> QuantileGBRange:
+    def train_ahead(self, tuning_part: bool = True) -> QuantileGBRange:
         """The models of every boundary (:func:`all_boundaries`: the tuning part's few blocks
-        too), trained now instead of by the first prediction that needs them (same models)."""
+        too, unless ``tuning_part`` is False: :func:`later_boundaries`), trained now instead
+        of by the first prediction that needs them (same models)."""
         ctx = self._fitted()
-        for b in all_boundaries(ctx.submit_s.size, ctx.n_tune, self.every_):
+        grid = all_boundaries if tuning_part else later_boundaries
+        for b in grid(ctx.submit_s.size, ctx.n_tune, self.every_):
             self.models(int(b))
         return self
 

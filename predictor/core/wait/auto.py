@@ -340,12 +340,12 @@ class AutoWait(WaitEstimator):
             self._selector = self._build(self.scored_rows_[: self._scored_pred.shape[1]])
         return self._selector
 
-    def train_ahead(self) -> AutoWait:
+    def train_ahead(self, tuning_part: bool = True) -> AutoWait:
         """Every expert's lazily trained models, then the pool grown to the whole log (every
         scored row predicted by every expert): an answer at any instant then only reads it.
         The pool below an instant is the one a lazy call grows, so answers are unchanged."""
         for method in self.methods_.values():
-            method.train_ahead()
+            method.train_ahead(tuning_part)
         self.selector(len(self._fitted().jobs))
         return self
 

@@ -57,11 +57,12 @@ class WaitEstimator:
         self._fitted()
         return self._predict(targets, progress)
 
-    def train_ahead(self) -> WaitEstimator:
-        """Train now what a prediction at any instant after the tuning part would otherwise
-        train lazily (a model per row block, ``auto``'s scored pool), so that a stored fitted
-        method answers every such instant without training. Answers are unchanged; nothing
-        by default."""
+    def train_ahead(self, tuning_part: bool = True) -> WaitEstimator:
+        """Train now what a prediction at any instant would otherwise train lazily (a model
+        per row block, ``auto``'s scored pool), so that a stored fitted method answers every
+        instant without training. Answers are unchanged; nothing by default.
+        ``tuning_part=False``: only what instants after the tuning part need (a live site,
+        which is asked about "now" only)."""
         self._fitted()
         return self
 

@@ -15,7 +15,12 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from predictor.core import gbm_trees
-from predictor.core.state.retrain import all_boundaries, boundaries, row_boundaries
+from predictor.core.state.retrain import (
+    all_boundaries,
+    boundaries,
+    later_boundaries,
+    row_boundaries,
+)
 from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
@@ -102,11 +107,13 @@ class WaitGBM(WaitEstimator):
         self._fitted()
         return row_boundaries(rows, self.n_tune_, self.retrain_every)
 
-    def train_ahead(self) -> WaitGBM:
+    def train_ahead(self, tuning_part: bool = True) -> WaitGBM:
         """The models of every boundary (:func:`all_boundaries`: the tuning part's few blocks
-        too), trained now instead of by the first prediction that needs them (same models)."""
+        too, unless ``tuning_part`` is False: :func:`later_boundaries`), trained now instead
+        of by the first prediction that needs them (same models)."""
         self._fitted()
-        for b in all_boundaries(self.submit_.size, self.n_tune_, self.retrain_every):
+        grid = all_boundaries if tuning_part else later_boundaries
+        for b in grid(self.submit_.size, self.n_tune_, self.retrain_every):
             self.model(int(b))
         return self
 
