@@ -3,7 +3,7 @@ bundle trained ahead (``FittedBundle.train_ahead``), and that both answer the sa
 
     python benchmarks/bench_new_instant.py --dir DIR [--trace KTH-SP2-1996-2.1-cln]
         [--method WAIT] [--instants 6] [--requests 4] [--arm lazy|ahead|second]
-        [--save out.npz] [--check ref.npz] [--shuffle] [--profile FILE]
+        [--save out.npz] [--check ref.npz] [--shuffle] [--profile FILE] [--part test|tuning]
 
 ``DIR`` keeps a SQLite database (the trace ingested once), the store and ``lazy-<method>.pkl``:
 the bundle of the service's methods (``--method`` overrides the wait method) fitted once
@@ -16,7 +16,8 @@ by ``fit_bundle`` and pickled before any prediction. Each arm loads that pickle:
 
 Requests go through ``predict_wait`` (the API's function: wait, QBETS bound, trust block,
 runtime rangeSet, accuracy, why), ``--requests`` per instant at ``--instants`` random
-instants from 600 rows after the tuning part on (ascending unless ``--shuffle``); the first
+instants from 600 rows after the tuning part on (``--part tuning``: inside the tuning part;
+ascending unless ``--shuffle``); the first
 at an instant is "new instant", the others "warm". ``lazy`` and ``ahead`` remove the stored
 rows first. ``--save`` keeps every answer (the JSON body and, per request, the core's wait
 and runtime arrays from ``predict_requests``); ``--check`` compares with ``tobytes()``
@@ -49,6 +50,8 @@ ap.add_argument("--shuffle", action="store_true")
 ap.add_argument("--save")
 ap.add_argument("--check")
 ap.add_argument("--profile", help="cProfile of the requests into this file (and its top)")
+ap.add_argument("--part", choices=("test", "tuning"), default="test",
+                help="instants after the tuning part (their pools too) or inside it")  # fmt: skip
 ARGS = ap.parse_args()
 DIR = Path(ARGS.dir).resolve()
 DIR.mkdir(parents=True, exist_ok=True)
@@ -105,13 +108,15 @@ def lazy_bundle(trace: Trace):
 
 def queries(trace: Trace, bundle) -> list[dict]:
     """Random requests at instants just after random rows from 600 rows past the tuning part
-    on (so each instant's 300-job pool lies after it: a tuning-part row has a model of its
-    own, trained when first asked, docs/results.md)."""
+    on (so each instant's 300-job pool lies after it), or with ``--part tuning`` inside the
+    tuning part (whose models were one per row until stop 52, docs/results.md)."""
     rng = np.random.default_rng(ARGS.seed)
     users = sorted(set(trace.jobs.values_list("user_id", flat=True)))
     submit = bundle.jobs["submit_time"].to_numpy(float)
-    first = min(bundle.wait_ctx.n_tune + 600, submit.size - 1)
-    at = np.sort(submit[rng.integers(first, submit.size, ARGS.instants)] + 0.5)
+    n_tune = bundle.wait_ctx.n_tune
+    first, end = (1, n_tune) if ARGS.part == "tuning" else (n_tune + 600, submit.size)
+    first = min(first, submit.size - 1)
+    at = np.sort(submit[rng.integers(first, max(end, first + 1), ARGS.instants)] + 0.5)
     out = []
     for t in at:
         for _ in range(ARGS.requests):
