@@ -18,9 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist (scripts/test), each process gets upload and cache folders of its
-    own, as it gets a test database of its own: uploads are named by row id, and the file
-    caches (a live site's queue, the run slots) are keyed by row id, which two databases share.
-    The environment names them too, for the ``manage.py`` children a test starts."""
+    own, as it gets a test database of its own: uploads are named by row id, and the caches
+    (a live site's queue, the run slots) are keyed by row id, which two databases share; on
+    Redis, a key prefix of its own. The environment names the folders too, for the
+    ``manage.py`` children a test starts."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
@@ -32,6 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if cache["BACKEND"].endswith("FileBasedCache"):
             name = Path(cache["LOCATION"]).name
             cache["LOCATION"] = str(Path(settings.QUEUECAST_CACHE_DIR) / name)
+        elif cache["BACKEND"].endswith("RedisCache"):  # a shared Redis: keys of its own
+            cache["KEY_PREFIX"] = f"{cache.get('KEY_PREFIX', '')}-{worker}"
 
 
 @pytest.fixture(autouse=True)
