@@ -41,9 +41,11 @@ def warm_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> int:
 def _warm(
     memo: Any, rows: np.ndarray, trace: Trace, kind: str, compute: Any, progress: Any, chunk: int
 ) -> int:
-    """``compute`` ``rows`` chunk by chunk into ``memo``, merged into the store's ``kind``
-    file every :data:`MERGE_EVERY` chunks and at the end; the rows computed here."""
+    """``compute`` ``rows`` chunk by chunk into ``memo`` (after reading the rows other
+    processes stored since, which it then skips), merged into the store's ``kind`` file every
+    :data:`MERGE_EVERY` chunks and at the end; the rows computed here."""
     store, (ident, version) = default_store(), store_key(trace)
+    shared_rows.read_into(store, ident, version, memo, kind)
     before = memo.predicted
     for k, lo in enumerate(range(0, rows.size, chunk)):
         compute(rows[lo : lo + chunk])
@@ -82,7 +84,6 @@ def warm_runtime_rows(trace: Trace, progress: Any = None, chunk: int = 2000) -> 
     instant then answers no job again. Returns the rows scored now."""
     bundle = bundle_for(trace, block=True)
     scores = runtime_scores(bundle)
-    kind = f"runtime_rows-{BUNDLES.kind}"
-    shared_rows.read_into(default_store(), *store_key(trace), scores, kind)
     rows = np.sort(bundle.runtime_ctx.ended_order[1])
+    kind = f"runtime_rows-{BUNDLES.kind}"
     return _warm(scores, rows, trace, kind, scores.terms, progress, chunk)

@@ -34,12 +34,7 @@ from predictor.core.runtime.targets import RuntimeTargets
 from predictor.core.runtime.types import RuntimePrediction
 from predictor.core.runtime.user_features import COLUMNS, UserTimes, user_record
 from predictor.core.shared_fits import shared
-from predictor.core.state.retrain import (
-    all_boundaries,
-    boundaries,
-    boundary,
-    later_boundaries,
-)
+from predictor.core.state.retrain import all_boundaries, boundaries, boundary
 from predictor.core.state.snapshot import Snapshot
 from predictor.core.threads import threads
 
@@ -181,8 +176,7 @@ class QuantileGBRange(RuntimeEstimator):
         too, unless ``tuning_part`` is False: :func:`later_boundaries`), trained now instead
         of by the first prediction that needs them (same models)."""
         ctx = self._fitted()
-        grid = all_boundaries if tuning_part else later_boundaries
-        for b in grid(ctx.submit_s.size, ctx.n_tune, self.every_):
+        for b in all_boundaries(ctx.submit_s.size, ctx.n_tune, self.every_, tuning_part):
             self.models(int(b))
         return self
 

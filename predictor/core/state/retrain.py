@@ -52,13 +52,15 @@ def later_boundaries(n_rows: int, n_tune: int, every: int) -> np.ndarray:
     return np.arange(max(n_tune, 0), n_rows, every, dtype=np.int64)
 
 
-def all_boundaries(n_rows: int, n_tune: int, every: int) -> np.ndarray:
+def all_boundaries(n_rows: int, n_tune: int, every: int, tuning_part: bool = True) -> np.ndarray:
     """Every boundary any target can get, below ``n_rows``: row 0, the tuning part's blocks
-    (``n_tune - k * every``) and :func:`later_boundaries`."""
-    if every < 1:
-        raise ValueError(f"every must be >= 1, got {every}")
+    (``n_tune - k * every``) and :func:`later_boundaries` (those alone when ``tuning_part``
+    is False: what ``train_ahead`` trains for a live site)."""
+    later = later_boundaries(n_rows, n_tune, every)
+    if not tuning_part:
+        return later
     grid = np.arange(max(n_tune, 0) % every, n_rows, every, dtype=np.int64)
-    return grid if grid.size and grid[0] == 0 else np.r_[np.zeros(min(n_rows, 1), np.int64), grid]
+    return np.union1d(np.zeros(min(n_rows, 1), dtype=np.int64), grid)
 
 
 def row_boundaries(rows: np.ndarray, n_tune: int, every: int) -> np.ndarray:

@@ -15,12 +15,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from predictor.core import gbm_trees
-from predictor.core.state.retrain import (
-    all_boundaries,
-    boundaries,
-    later_boundaries,
-    row_boundaries,
-)
+from predictor.core.state.retrain import all_boundaries, boundaries, row_boundaries
 from predictor.core.threads import threads
 from predictor.core.wait.base import Progress, WaitEstimator
 from predictor.core.wait.history import KnownHistory
@@ -112,8 +107,7 @@ class WaitGBM(WaitEstimator):
         too, unless ``tuning_part`` is False: :func:`later_boundaries`), trained now instead
         of by the first prediction that needs them (same models)."""
         self._fitted()
-        grid = all_boundaries if tuning_part else later_boundaries
-        for b in grid(self.submit_.size, self.n_tune_, self.retrain_every):
+        for b in all_boundaries(self.submit_.size, self.n_tune_, self.retrain_every, tuning_part):
             self.model(int(b))
         return self
 
