@@ -72,9 +72,12 @@ def _read_frame(site) -> pd.DataFrame:
         submit, wait, run, procs, req, status, users = (
             np.array(c) for c in zip(*rows, strict=True)
         )
+        submit = submit.astype(float)
+        # -1 is SWF's "missing": a job submitted exactly 1 s before the epoch moves by 1 us
+        submit[submit == -1.0] = np.nextafter(-1.0, -np.inf)
         cols.update(
             job_id=np.arange(1, n + 1),
-            submit_time=submit.astype(float),
+            submit_time=submit,
             wait_time=wait.astype(float),
             run_time=run.astype(float),
             allocated_procs=procs.astype(np.int64),

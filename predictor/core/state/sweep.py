@@ -81,6 +81,14 @@ class JobArrays:
         return len(self.submit)
 
 
+def known_submit(submit: np.ndarray) -> np.ndarray:
+    """Rows with a submit time: every value but SWF's missing marker, -1. A site's history
+    counts seconds from the site's epoch, so its past (a warm-up copy, an sacct import) is
+    negative and known; ``submit >= 0`` left all of it out of every state and every method's
+    history (docs/results.md, "Which wait a site tells")."""
+    return np.asarray(submit, dtype=np.float64) != -1.0
+
+
 def job_arrays(jobs: pd.DataFrame) -> JobArrays:
     """Extract and clean the state columns (see the module docstring for the rules)."""
     submit = jobs["submit_time"].to_numpy(np.float64)
@@ -92,7 +100,7 @@ def job_arrays(jobs: pd.DataFrame) -> JobArrays:
     alloc = jobs["allocated_procs"].to_numpy(np.float64)
     procs = np.where(req > 0, req, np.maximum(alloc, 0.0))
     ert = np.maximum(jobs["requested_time"].to_numpy(np.float64), 0.0)
-    present = (submit >= 0) & (wait >= 0)
+    present = known_submit(submit) & (wait >= 0)
     runs = present & (run >= 0) & (alloc != 0) & (procs > 0)
     start = np.where(present, submit + np.maximum(wait, 0.0), np.inf)
     end = np.where(runs, start + np.maximum(run, 0.0), start)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from predictor.core.state.sweep import known_submit
+
 SIZE_EDGES = np.array([4, 16, 64])  # size classes 1-4, 5-16, 17-64, 65+ (QBETS groups)
 
 
@@ -49,7 +51,7 @@ def usable_mask(jobs: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
     alloc = jobs["allocated_procs"].to_numpy(dtype=float)
     procs = requested_procs(jobs)
     reasons = {
-        "no_submit_time": submit < 0,
+        "no_submit_time": ~known_submit(submit),
         "unknown_wait": wait < 0,
         "never_ran_no_runtime": run < 0,
         "never_ran_zero_procs": (alloc == 0) | (procs <= 0),
