@@ -435,6 +435,9 @@ class SiteWaitSerializer(serializers.Serializer):
         allow_null=True, help_text="EASY forward on the current queue with predicted runtimes"
     )
     rule = serializers.CharField(help_text="how point_s combines the two (docs/sites.md)")
+    rule_reason = serializers.CharField(
+        help_text="why this site uses that rule: each rule's error on its recent jobs"
+    )
 
 
 class SiteRuntimeSerializer(serializers.Serializer):

@@ -34,8 +34,9 @@ DECISION = "jobmolding.core.arrival.decide_arrival"
 #: calibrated probabilities: ``predictor.core.bundle.fit_bundle``), what the live service uses.
 RUNTIME_METHODS = (*RUNTIME_FACTORIES, "choose")
 PREDICT = (
-    "jobmolding.core.live_bundle.LiveBundle (predict_requests and the queue-based start, the "
-    "later of the two) on snapshot_from_engine snapshots"
+    "jobmolding.core.live_bundle.LiveBundle (predict_requests and the queue-based start, "
+    "combined by the headline rule kept at each fit as a site keeps it) on snapshot_from_engine "
+    "snapshots"
 )
 #: Every registered wait method can decide a replay; the default is the live service's
 #: (``service_methods``). ``sim``, ``median`` and ``zero`` replay a whole log in seconds to
@@ -156,6 +157,7 @@ def evaluate_swf(
         "scheduler": "easy, requested times as estimates",
         "fits": memo.as_dict(),
         "wait_rules_kept": dict(Counter(r for b in made for r in b.wait_rules_)),
+        "headline_rules_kept": dict(Counter(r for b in made for r in b.headline_rules_)),
     }
     out = report(runs, settings.params(), extra)
     for name, run in runs.items():  # which sizes "choose the size" had to choose from

@@ -7,9 +7,12 @@ file) and refitted only when its history has grown by ``REFIT_GROWTH`` or is old
 ``REFIT_AGE_S``; a process counts the history at most every ``CHECK_EVERY_S``, and a stale
 bundle keeps answering while one process refits it in the background. At each fit the
 bundle is also scored on the last ``CALIBRATION_JOBS`` finished jobs of the history, each
-predicted from the state at its own arrival (online: nothing later is visible). Those errors
-are the site's measured accuracy and the pool of the split-conformal wait interval at the
-caller's confidence (``predictor.core.wait.intervals.interval_from_pool``).
+answered from the state at its own arrival as the site answers (online: nothing later is
+visible; ``jobmolding.core.headline_scores``). On them the headline rule is chosen (how the
+history estimate and the queue-based start make the wait a user is told,
+``jobmolding.core.headline``), and the headline's errors are the site's measured accuracy and
+the pool of the split-conformal wait interval at the caller's confidence
+(``predictor.core.wait.intervals.interval_from_pool``).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.snapshot import request_for, snapshot_now
+from jobmolding.core.headline import SAYS, RuleChoice, headline_wait
+from jobmolding.core.headline_scores import choose_on_history
 from jobmolding.core.live_bundle import LiveBundle
 from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
-from predictor.core.state.snapshot import from_log
 from predictor.core.wait.intervals import interval_from_pool, scores
 from predictor.services.background_fit import (
     CODE_CHANGED,
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
 
 MIN_HISTORY = 50
 RUNTIME_RECENT = 100  # ended jobs behind the runtime method's recent accuracy
-CALIBRATION_JOBS = 60
+CALIBRATION_JOBS = 200  # the headline rule, the interval's pool and the accuracy shown
 REFIT_GROWTH = 0.10
 REFIT_AGE_S = 3600.0
 CHECK_EVERY_S = 30.0  # how often a process counts a site's history rows
@@ -72,6 +76,7 @@ class SiteModel:
     fitted_at: float
     wait_scores: np.ndarray
     accuracy: dict[str, Any]
+    rule: RuleChoice = RuleChoice()
 
 
 @dataclass(frozen=True)
@@ -113,38 +118,32 @@ _REFITTING = _Flags()
 _OVERRIDES: KeptModels[_Held] = KeptModels(MODELS_KEPT, _same_model)  # (site, wait method)
 
 
-def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, Any]]:
-    """Wait scores and accuracy of ``bundle`` on the last ``n_jobs`` jobs, each online."""
-    from predictor.core.bundle import predict_requests
-
-    jobs = bundle.jobs
-    first = max(len(jobs) - n_jobs, 1)
-    pred, actual, run_err = [], [], []
-    for i in range(first, len(jobs)):
-        row = jobs.iloc[i]
-        snap = from_log(jobs, float(row["submit_time"]), machine_procs=bundle.machine_procs, rows=i)
-        answer = predict_requests(bundle, snap, RequestBatch.from_jobs(jobs.iloc[i : i + 1]))[0]
-        pred.append(answer.wait_s)
-        actual.append(float(row["wait_time"]))
-        run_err.append(abs(answer.runtime.point_s - float(row["run_time"])))
-    p, y = np.array(pred), np.array(actual)
+def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, Any], RuleChoice]:
+    """The headline rule chosen on the last ``n_jobs`` jobs, each answered online as the site
+    would have answered it (``headline_scores``), and the headline's wait scores and accuracy
+    on them: the interval's pool is the errors of the wait the site tells."""
+    choice, answered = choose_on_history(bundle, n_jobs)
+    p = headline_wait(choice.rule, answered.history_s, answered.queue_s)
+    y = answered.actual_s
     wait = wait_accuracy(p.size, float(np.mean(np.abs(p - y))) if p.size else float("nan"),
                          float(np.mean(y)) if p.size else float("nan"))  # fmt: skip
     ended = bundle.runtime_ctx.end_s  # the history holds finished jobs only
     runtime = runtime_accuracy_at(
         bundle.runtime, bundle.runtime_ctx, float(ended.max(initial=0)), RUNTIME_RECENT
     )
+    run_err = np.abs(answered.runtime_s - answered.actual_runtime_s)
     accuracy = {
         "wait": _finite(wait.as_dict()),
         "runtime": _finite(runtime.as_dict()),
         "jobs": int(p.size),
         "wait_mae_s": float(np.mean(np.abs(p - y))) if p.size else None,
         "wait_median_abs_error_s": float(np.median(np.abs(p - y))) if p.size else None,
-        "runtime_mae_s": float(np.mean(run_err)) if run_err else None,
+        "runtime_mae_s": float(np.mean(run_err)) if run_err.size else None,
+        "headline": choice.as_dict(),
         "how": f"the last {p.size} finished jobs of this site's history, each predicted from "
-        "what was known at its arrival",
+        "what was known at its arrival (the wait: the headline, by the site's rule)",
     }
-    return scores(p, y), accuracy
+    return scores(p, y), accuracy, choice
 
 
 def _finite(values: dict[str, Any]) -> dict[str, Any]:
@@ -184,8 +183,8 @@ def _fit(
         wait_method=wait_method or default_wait,
         runtime_method=runtime_method,
     ).train_ahead(tuning_part=False)  # fmt: skip  (asked about "now" only: train_ahead)
-    pool, accuracy = calibrate(bundle, CALIBRATION_JOBS)
-    return SiteModel(bundle, rows, time.time(), pool, accuracy)
+    pool, accuracy, choice = calibrate(bundle, CALIBRATION_JOBS)
+    return SiteModel(bundle, rows, time.time(), pool, accuracy, choice)
 
 
 def _short_history(site: Site, finished: int) -> WrongState:
@@ -322,7 +321,8 @@ def site_answers(
 ) -> LiveBundle:
     """The site's bundle as a plain predictor (``jobmolding.core.live_bundle.LiveBundle``):
     what a submission hands down to the arrival decision (the one seam tests stub)."""
-    return LiveBundle(site_model(site, wait_method, history).bundle)
+    model = site_model(site, wait_method, history)
+    return LiveBundle(model.bundle, model.rule.rule)
 
 
 def warm_site(site: Site) -> bool:
@@ -351,7 +351,7 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
     request = request_for(site, data.get("user") or user.get_username(), data, at)
     method = data.get("method")  # None: the site's default (auto)
     model = site_model(site, method)
-    answer = LiveBundle(model.bundle).answers(snap, RequestBatch.of([request]))[0]
+    answer = LiveBundle(model.bundle, model.rule.rule).answers(snap, RequestBatch.of([request]))[0]
     level = float(data.get("confidence", 0.9))
     low, high = interval_from_pool(np.array([answer.wait_s]), model.wait_scores, level)
     start = at + dt.timedelta(seconds=answer.wait_s)
@@ -370,7 +370,8 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "point_s": answer.wait_s,
             "history_s": getattr(answer, "history_wait_s", answer.wait_s),
             "queue_s": getattr(answer, "queue_wait_s", None),
-            "rule": "the later of the history estimate and the queue-based start",
+            "rule": SAYS[model.rule.rule],
+            "rule_reason": model.rule.reason,
             "low_s": float(low[0]),
             "high_s": float(high[0]),
             "confidence": level,

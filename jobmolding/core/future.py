@@ -213,16 +213,3 @@ def predicted_ends(
             for r, k in zip(ranges, rest, strict=True)
         ]
     return np.maximum(running.start_s + run, now + 1.0)
-
-
-def headline_start_s(history_start_s: float, queue_start_s: float | None) -> float:
-    """The start a user is told: the later of the history-based estimate and the queue-based
-    start (EASY run forward on the current queue with predicted runtimes, what Moab's
-    ``showstart`` and ``squeue --start`` give). A request cannot start before the jobs queued
-    ahead of it that need its processors have run, whatever similar jobs waited in the past;
-    and it may wait longer than the queue says (later arrivals with priority, runtimes
-    longer than predicted), which the history catches. Without a queue-based start (no
-    model for the queue), the history estimate."""
-    if queue_start_s is None or not np.isfinite(queue_start_s):
-        return float(history_start_s)
-    return float(max(history_start_s, queue_start_s))

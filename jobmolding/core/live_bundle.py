@@ -1,6 +1,6 @@
 """The predictor a live site decides with: the site's fitted bundle (``predictor.core.bundle``)
-answering on the site's live snapshot, each new request's wait the later of the history
-estimate and the queue-based start (``future.headline_start_s``, docs/sites.md).
+answering on the site's live snapshot, each new request's wait the headline of its history
+estimate and its queue-based start by the site's rule (``headline``, docs/sites.md).
 
 Queue-based starts: EASY run forward on the site's current queue with the bundle's
 predicted runtimes (``future.forward_starts``), like ``squeue --start`` or Moab's
@@ -26,9 +26,9 @@ from jobmolding.core.future import (
     forward_start_each,
     forward_start_last,
     forward_starts,
-    headline_start_s,
     predicted_ends,
 )
+from jobmolding.core.headline import DEFAULT, headline_wait
 from predictor.core.bundle import RequestAnswer, predict_requests
 from predictor.core.response import response_rangeset
 from predictor.core.runtime.rangeset import RangeSet
@@ -115,12 +115,12 @@ def _request_starts(
 
 
 def with_queue(
-    bundle: FittedBundle, snapshot: Snapshot, answers: list[RequestAnswer]
+    bundle: FittedBundle, snapshot: Snapshot, answers: list[RequestAnswer], rule: str = DEFAULT
 ) -> list[RequestAnswer]:
-    """Each new request's answer with its queue-based start and the headline wait (the later
-    of the history estimate and the queue-based start). Jobs already queued or running
-    (submitted before the snapshot) keep the history answer: only their runtimes are asked
-    for."""
+    """Each new request's answer with its queue-based start and the headline wait (``rule``
+    of :mod:`jobmolding.core.headline` over the history estimate and the queue-based start).
+    Jobs already queued or running (submitted before the snapshot) keep the history answer:
+    only their runtimes are asked for."""
     new = [k for k, a in enumerate(answers) if a.request.submit_s >= snapshot.time_s - 1.0]
     if not new:
         return answers
@@ -131,7 +131,7 @@ def with_queue(
     for k, start in zip(new, starts, strict=True):
         a = answers[k]
         queue_wait = max(float(start) - a.request.submit_s, 0.0)
-        wait = headline_start_s(a.wait_s, queue_wait)
+        wait = float(headline_wait(rule, np.array(a.wait_s), np.array(queue_wait)))
         out[k] = QueueAnswer(
             **{**vars(a), "wait_s": wait, "response": response_rangeset(a.runtime, wait)},
             history_wait_s=a.wait_s,
@@ -142,14 +142,17 @@ def with_queue(
 
 @dataclass(frozen=True)
 class LiveBundle:
-    """A site's fitted bundle as the arrival decision asks for it (``ArrivalPredictor``)."""
+    """A site's fitted bundle as the arrival decision asks for it (``ArrivalPredictor``), with
+    the headline rule chosen for it (``headline_scores.choose_on_history``)."""
 
     bundle: FittedBundle
+    rule: str = DEFAULT
 
     def answers(self, snapshot: Snapshot, requests: RequestBatch) -> list[RequestAnswer]:
         """``predict_requests`` on the snapshot (the fitted history), with queue starts."""
         snap = replace(snapshot, history=self.bundle.jobs)
-        return with_queue(self.bundle, snapshot, predict_requests(self.bundle, snap, requests))
+        answers = predict_requests(self.bundle, snap, requests)
+        return with_queue(self.bundle, snapshot, answers, self.rule)
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch

@@ -6,9 +6,11 @@ At the first decision the bundle is fitted on the jobs that have finished *in th
 simulation* by then (their simulated waits and runtimes, from ``snapshot_from_engine``);
 it is fitted again whenever that history has grown by ``refit_growth`` (25%: a handful of
 fits over a whole log). Between fits it answers on each decision's snapshot exactly as a
-site's bundle does between its refits: through ``live_bundle.LiveBundle`` (the headline wait,
-the later of the history estimate and the queue-based start), on the snapshot's queue and
-running jobs and the fitted history. Nothing from the log's own schedule is read.
+site's bundle does between its refits: through ``live_bundle.LiveBundle`` (the headline wait of
+the history estimate and the queue-based start, by the rule a site keeps at each fit:
+``headline_scores.choose_on_history`` on the last ``rule_jobs`` finished jobs), on the
+snapshot's queue and running jobs and the fitted history. Nothing from the log's own schedule
+is read.
 
 With a ``memo`` (``fit_memo.FitMemo``, one per evaluation) a fit on a history equal to one
 another replay of the same evaluation has fitted first takes that replay's bundle: the
@@ -21,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from jobmolding.core.fit_memo import FitMemo
+from jobmolding.core.headline import DEFAULT, RuleChoice
+from jobmolding.core.headline_scores import choose_on_history
 from jobmolding.core.live_bundle import LiveBundle
 from predictor.core.bundle import FittedBundle, fit_bundle
 from predictor.core.runtime.rangeset import RangeSet
@@ -28,6 +32,7 @@ from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot
 
 MIN_HISTORY = 50  # as a live site (holdqueue.services.predict.MIN_HISTORY)
+RULE_JOBS = 200  # as a live site (holdqueue.services.predict.CALIBRATION_JOBS)
 
 
 class ReplayBundle:
@@ -40,6 +45,8 @@ class ReplayBundle:
         ``predictor.core.runtime.registry``), as a site's bundle names them.
     refit_growth : refit when the finished history has grown by this share.
     memo : fits shared with the evaluation's other replays (module docstring), or None.
+    rule_jobs : the finished jobs the headline rule is chosen on at each fit (0: the
+        default rule, ``headline.DEFAULT``, without scoring).
     """
 
     def __init__(
@@ -50,6 +57,7 @@ class ReplayBundle:
         refit_growth: float = 0.25,
         random_state: int = 0,
         memo: FitMemo | None = None,
+        rule_jobs: int = RULE_JOBS,
     ) -> None:
         self.machine_procs = int(machine_procs)
         self.wait_method = wait_method
@@ -57,11 +65,14 @@ class ReplayBundle:
         self.refit_growth = refit_growth
         self.random_state = random_state
         self.memo = memo
+        self.rule_jobs = rule_jobs
         self.bundle_: FittedBundle | None = None
+        self.rule_ = DEFAULT
         self.fitted_rows_ = 0
         self.fits_ = 0
         self.fit_s_ = 0.0
         self.wait_rules_: list[str] = []  # ``auto``'s weight rule kept at each fit
+        self.headline_rules_: list[str] = []  # the headline rule kept at each fit
 
     def refresh(self, snapshot: Snapshot) -> None:
         """Fit on ``snapshot``'s finished history when there is none or it has grown."""
@@ -74,8 +85,8 @@ class ReplayBundle:
             return
         frame = finished_history(hist, done)
 
-        def fit() -> FittedBundle:
-            return fit_bundle(
+        def fit() -> tuple[FittedBundle, RuleChoice]:
+            bundle = fit_bundle(
                 frame,
                 self.machine_procs,
                 wait_method=self.wait_method,
@@ -83,11 +94,18 @@ class ReplayBundle:
                 runtime_method=self.runtime_method,
                 random_state=self.random_state,
             )
+            if self.rule_jobs <= 0 or not bundle.has_waits:
+                return bundle, RuleChoice()
+            return bundle, choose_on_history(bundle, self.rule_jobs)[0]
 
-        settings = (self.machine_procs, self.wait_method, self.runtime_method, self.random_state)
+        settings = (self.machine_procs, self.wait_method, self.runtime_method, self.random_state,
+                    self.rule_jobs)  # fmt: skip
         shared = self.memo.hits if self.memo is not None else 0
         first = self.fits_ == 0  # only first fits recur (fit_memo)
-        self.bundle_ = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
+        found = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
+        self.bundle_, choice = found
+        self.rule_ = choice.rule
+        self.headline_rules_.append(choice.rule)
         self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
         chosen = getattr(self.bundle_.wait, "chosen_rule", None)
         if chosen is not None:
@@ -98,9 +116,9 @@ class ReplayBundle:
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
     ) -> tuple[np.ndarray, list[RangeSet]]:
-        """As a live site answers (``LiveBundle``): the headline wait, the later of the
-        history estimate and the queue-based start."""
-        return LiveBundle(self._fitted()).predict(snapshot, requests)
+        """As a live site answers (``LiveBundle``): the headline wait by the rule kept at the
+        last fit."""
+        return LiveBundle(self._fitted(), self.rule_).predict(snapshot, requests)
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
         return LiveBundle(self._fitted()).runtimes(snapshot, requests)

@@ -1,4 +1,5 @@
-"""The queue-based start and the headline rule (``jobmolding.core.future``), hand-worked.
+"""The queue-based start (``jobmolding.core.future``) and the ``later`` headline rule
+(``jobmolding.core.headline``), hand-worked.
 
 The demo site's case from issue 19: 128 processors, 126 busy until 1000 s (predicted), three
 whole-machine jobs queued, each predicted to run 600 s. EASY forward: the three run one after
@@ -11,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jobmolding.core.future import forward_starts, headline_start_s
+from jobmolding.core.future import forward_starts
+from jobmolding.core.headline import headline_wait
 from predictor.core.state.request import JobRequest, RequestBatch
 from predictor.core.state.snapshot import ActiveJobs, Snapshot
 
@@ -42,10 +44,11 @@ def test_a_whole_machine_request_never_starts_before_the_queued_ones_are_predict
     new = RequestBatch.of([req(9, 128, 600)])
     start, _ = forward_starts(snap, np.array([1000.0]), np.full(3, 600.0), new, np.array([300.0]))
     assert start[-1] == 2800.0
-    # the history said "now" (the issue's fallback median): the headline is the queue's
-    assert headline_start_s(0.0, start[-1]) == 2800.0
+    # the history said "now" (the issue's fallback median): the later-rule headline is the
+    # queue's (the snapshot is at 0 s, so starts are waits)
+    assert headline_wait("later", np.array(0.0), np.array(start[-1])) == 2800.0
     # a history estimate later than the queue's is kept (later arrivals, longer runtimes)
-    assert headline_start_s(5000.0, start[-1]) == 5000.0
+    assert headline_wait("later", np.array(5000.0), np.array(start[-1])) == 5000.0
 
 
 def test_an_empty_queue_lets_a_small_request_start_now_and_the_full_queue_does_not():

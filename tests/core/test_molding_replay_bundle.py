@@ -89,10 +89,14 @@ def test_the_bundle_is_fitted_on_finished_simulated_jobs_only() -> None:
     assert fitted["job_id"].tolist() == list(range(1, len(fitted) + 1))
 
 
-def test_the_replay_answers_as_a_live_site_the_later_of_history_and_queue_start() -> None:
+def test_the_replay_answers_as_a_live_site_with_the_headline_rule_a_site_would_keep() -> None:
     """A 16-processor request behind three queued 16-processor jobs: the replay's answer is
-    the live site's (``LiveBundle``), which never starts it before the queue is through."""
+    the live site's (``LiveBundle``) with the rule chosen on the replay's finished history as
+    a site chooses it; under the ``later`` rule it never starts before the queue is through."""
+    from jobmolding.core.headline import headline_wait
+    from jobmolding.core.headline_scores import choose_on_history
     from jobmolding.core.live_bundle import LiveBundle
+    from jobmolding.core.replay_bundle import RULE_JOBS
     from predictor.core.bundle import predict_requests
     from predictor.core.state.request import JobRequest, RequestBatch
     from predictor.core.state.snapshot import ActiveJobs, Snapshot
@@ -115,13 +119,19 @@ def test_the_replay_answers_as_a_live_site_the_later_of_history_and_queue_start(
         history=replay.bundle_.jobs, machine_procs=16,
     )  # fmt: skip
     new = RequestBatch.of([JobRequest(user=2, procs=16, req_time_s=600.0, submit_s=now)])
+    assert replay.rule_ == choose_on_history(replay.bundle_, RULE_JOBS)[0].rule
+    assert (
+        replay.headline_rules_[-1] == replay.rule_ and len(replay.headline_rules_) == replay.fits_
+    )
     waits, runtimes = replay.predict(snap, new)
-    live_waits, live_runtimes = LiveBundle(replay.bundle_).predict(snap, new)
+    live_waits, live_runtimes = LiveBundle(replay.bundle_, replay.rule_).predict(snap, new)
     np.testing.assert_array_equal(waits, live_waits)
     assert [r.point_s for r in runtimes] == [r.point_s for r in live_runtimes]
-    answer = LiveBundle(replay.bundle_).answers(snap, new)[0]
-    assert waits[0] == max(answer.history_wait_s, answer.queue_wait_s)
-    # three whole-machine jobs run before it: at least three of their predicted runtimes
+    answer = LiveBundle(replay.bundle_, "later").answers(snap, new)[0]
+    both = np.array(answer.history_wait_s), np.array(answer.queue_wait_s)
+    assert waits[0] == headline_wait(replay.rule_, *both)
+    # the later rule: three whole-machine jobs run before it, at least their predicted runtimes
+    assert answer.wait_s == max(answer.history_wait_s, answer.queue_wait_s)
     queued = LiveBundle(replay.bundle_).runtimes(snap, waiting)
-    assert waits[0] >= sum(r.point_s for r in queued) - 1e-6
+    assert answer.wait_s >= sum(r.point_s for r in queued) - 1e-6
     assert predict_requests(replay.bundle_, snap, new)[0].wait_s == answer.history_wait_s

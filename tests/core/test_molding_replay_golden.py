@@ -6,7 +6,10 @@ Re-recorded once, when the replay took the live site's candidate rule (issue 19,
 ``candidates.snapshot_sizes``, the sizes the user's jobs were submitted at, and the size grid
 for a user with none; before, the sizes the user had asked for and no grid): 33 sizes of 800
 changed under molding, 27 under delay; 19.6% of the jobs molded, 19% held under delay. Any
-change of a decision moves one of these arrays, so the test fails on it."""
+change of a decision moves one of these arrays, so the test fails on it. The replays here tell
+the ``later`` headline (``rule_jobs=0``), the rule of the code that made the file: choosing the
+rule at each fit (``jobmolding.core.headline``) is a change of decisions, not of speed, and is
+tested in ``test_molding_replay_bundle.py``."""
 
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ def test_replay_decides_job_by_job_as_the_code_before_the_speed_ups(setup, strat
     params = MoldingParams(
         strategy=strategy, runtime_model="downey", sigma=1.0, seed=0, guard=0.0, threshold=0.3
     )
-    run = run_strategy(setup, params, lambda s: ReplayBundle(s.jobs.machine_procs))
+    run = run_strategy(setup, params, lambda s: ReplayBundle(s.jobs.machine_procs, rule_jobs=0))
     out = run.outcome
     for name in ("procs", "release_s", "start_s", "runtime_s"):
         got = np.asarray(getattr(out, name), float)

@@ -7,6 +7,7 @@ import datetime as dt
 import time
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
@@ -14,6 +15,7 @@ from django.utils import timezone
 from holdqueue.models import SiteHistory, SiteJob
 from holdqueue.services import predict as site_predict
 from holdqueue.services.sweep import sync_site
+from jobmolding.core.headline import RULES, SAYS, headline_wait
 from predictor.services.fitted_store import FittedStore
 from tests.service.test_sites_support import api_for, job_body, make_user, simulated_site
 
@@ -46,6 +48,14 @@ def test_predict_answers_with_dates_interval_rangesets_method_and_accuracy() -> 
     assert 0.0 < sum(r["probability"] for r in body["runtime"]["ranges"]) <= 1.0 + 1e-9
     assert body["method"]["wait"] and body["method"]["runtime"]
     assert body["accuracy"]["jobs"] == site_predict.CALIBRATION_JOBS
+    # the headline: the rule chosen on the same jobs, said in the answer and applied to it
+    chosen = body["accuracy"]["headline"]
+    assert chosen["jobs"] == site_predict.CALIBRATION_JOBS and set(chosen["mae_s"]) == set(RULES)
+    least = min(chosen["mae_s"].values())
+    assert chosen["rule"] == "later" or chosen["mae_s"][chosen["rule"]] == least
+    assert wait["rule"] == SAYS[chosen["rule"]] and wait["rule_reason"] == chosen["reason"]
+    both = np.array(wait["history_s"]), np.array(wait["queue_s"])
+    assert wait["point_s"] == pytest.approx(float(headline_wait(chosen["rule"], *both)))
     start = dt.datetime.fromisoformat(body["predicted_start"].replace("Z", "+00:00"))
     assert abs((start - timezone.now()).total_seconds() - wait["point_s"]) < 60
 
@@ -213,8 +223,9 @@ def test_predict_keeps_a_method_override_with_its_own_fitted_model() -> None:
 
 def test_a_whole_machine_request_starts_after_the_queued_whole_machine_jobs() -> None:
     """Issue 19: behind queued whole-machine jobs, "start now" is never the answer. The queue
-    API gives each queued job a refreshed predicted start; the prediction's headline is the
-    later of the history estimate and the queue-based start (docs/sites.md)."""
+    API gives each queued job a refreshed predicted start; on this site, whose history is its
+    EASY scheduler's own, the rule kept is the later of the history estimate and the
+    queue-based start (docs/sites.md)."""
     site = simulated_site()
     client = api_for(make_user("alice"))
     full = {"procs": site.machine_procs, "time_limit_s": 3600}
@@ -230,6 +241,7 @@ def test_a_whole_machine_request_starts_after_the_queued_whole_machine_jobs() ->
     assert starts[0] < starts[1] < starts[2]  # one after the other: each needs the machine
     answer = client.post(f"/api/sites/{site.pk}/predict/", full, format="json").data
     wait = answer["wait"]
+    assert wait["rule"] == SAYS["later"], answer["accuracy"]["headline"]
     assert answer["predicted_start_s"] == max(wait["history_s"], wait["queue_s"])
     start = dt.datetime.fromisoformat(answer["predicted_start"].replace("Z", "+00:00"))
     assert start > starts[-1]
@@ -294,3 +306,21 @@ def test_a_site_model_trains_no_model_of_its_tuning_part(settings, tmp_path) -> 
     ctx = quantile.history_
     assert set(quantile._models) == set(later_boundaries(n, ctx.n_tune, quantile.every_))
     assert set(all_boundaries(n, ctx.n_tune, quantile.every_)) - set(quantile._models)
+
+
+def test_the_interval_is_calibrated_on_the_errors_of_the_wait_the_site_tells() -> None:
+    """The pool of the wait interval is the headline's errors on the last jobs (before the
+    rule was chosen it was the history estimate's, while the point was the headline)."""
+    from jobmolding.core.headline_scores import choose_on_history
+    from predictor.core.wait.intervals import scores
+
+    site = simulated_site()
+    api_for(make_user("alice")).post(
+        f"/api/sites/{site.pk}/predict/", {"procs": 8, "time_limit_s": 600}, format="json"
+    )
+    model = site_predict.site_model(site)
+    choice, answered = choose_on_history(model.bundle, site_predict.CALIBRATION_JOBS)
+    assert model.rule == choice
+    told = headline_wait(choice.rule, answered.history_s, answered.queue_s)
+    np.testing.assert_array_equal(model.wait_scores, scores(told, answered.actual_s))
+    assert model.accuracy["wait_mae_s"] == pytest.approx(np.mean(np.abs(told - answered.actual_s)))

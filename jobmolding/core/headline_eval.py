@@ -1,0 +1,123 @@
+"""How well the wait a site tells would have done on a log: each headline rule against the
+actual waits, and the rule chosen online as a site chooses it (``manage.py evaluate_headline``).
+
+The log's jobs are answered as a live site answers a new request (``headline_scores
+.answer_rows``: the bundle's history estimate and the queue-based start, each job at its own
+arrival with nothing later visible). The test part (the jobs after the tuning part) is cut in
+blocks of ``block`` jobs, as a site refits as its history grows; at each block's first arrival
+``t`` the pool is the last ``rule_jobs`` scored jobs that had *finished* by ``t`` (what a
+site's history holds), and on it
+
+- the rule is chosen (``headline.choose_rule``), as at a site's fit;
+- the split-conformal interval at ``level`` is calibrated on that rule's errors (``diff``
+  scores, ``predictor.core.wait.intervals``), as ``calibrate`` does.
+
+Every fixed rule is scored the same way (its own pool for its interval), and so is the
+service's answer before the rule was chosen: ``later`` with an interval calibrated on the
+history estimate's errors (what ``calibrate`` pooled then).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from jobmolding.core.headline import RULES, choose_rule, headline_wait
+from jobmolding.core.headline_scores import Answered
+from predictor.core.wait.intervals import interval_from_pool, scores
+
+
+@dataclass(frozen=True)
+class RuleScore:
+    """One way of telling the wait, on the test jobs: mean absolute error and mean signed
+    error (predicted - actual, seconds), the share under-predicted by more than half
+    (``actual > 2 p + 60 s``), and the interval's coverage and median width."""
+
+    name: str
+    mae_s: float
+    bias_s: float
+    late_share: float
+    coverage: float
+    median_width_s: float
+
+    @staticmethod
+    def of(name: str, p: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> RuleScore:
+        covered = (lo <= y) & (y <= hi)
+        late = y > 2 * p + 60.0
+        return RuleScore(
+            name, float(np.mean(np.abs(p - y))), float(np.mean(p - y)), float(np.mean(late)),
+            float(np.mean(covered)), float(np.median(hi - lo)),
+        )  # fmt: skip
+
+
+def pools(
+    submit_s: np.ndarray, end_s: np.ndarray, test: np.ndarray, block: int, rule_jobs: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(block rows, pool rows)`` per block of the ``test`` rows (positions in the scored
+    arrays, in arrival order): the pool is the last ``rule_jobs`` rows that ended by the
+    block's first arrival."""
+    out = []
+    for b in range(0, test.size, block):
+        rows = test[b : b + block]
+        done = np.flatnonzero(end_s <= submit_s[rows[0]])
+        out.append((rows, done[-rule_jobs:]))
+    return out
+
+
+def _told(
+    rule_of: list[str], h: np.ndarray, q: np.ndarray, y: np.ndarray, blocks: list, level: float,
+    pool_from: str | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Prediction and interval of every block row; block ``k`` answers with ``rule_of[k]``
+    and pools that rule's errors (or ``pool_from``'s: the old site's history errors)."""
+    p, lo, hi = [], [], []
+    for rule, (rows, pool) in zip(rule_of, blocks, strict=True):
+        pred = headline_wait(rule, h[rows], q[rows])
+        base = headline_wait(pool_from or rule, h[pool], q[pool])
+        if pool.size:
+            low, high = interval_from_pool(pred, scores(base, y[pool]), level)
+        else:  # nothing finished yet: no interval (counts as missed)
+            low, high = np.full(pred.size, np.nan), np.full(pred.size, np.nan)
+        p.append(pred)
+        lo.append(low)
+        hi.append(high)
+    return np.concatenate(p), np.concatenate(lo), np.concatenate(hi)
+
+
+def evaluate_rules(
+    answered: Answered,
+    submit_s: np.ndarray,
+    end_s: np.ndarray,
+    test: np.ndarray,
+    *,
+    block: int = 500,
+    rule_jobs: int = 200,
+    level: float = 0.9,
+) -> tuple[list[RuleScore], Counter[str]]:
+    """Every fixed rule, the service before the choice, and the rule chosen online, on the
+    ``test`` positions of ``answered`` (module docstring); and how often each rule was chosen.
+
+    submit_s, end_s : (n,) arrival and end (submit + wait + run) of each scored job.
+    test : positions of the test jobs among the scored ones, ascending.
+    """
+    h, q, y = answered.history_s, answered.queue_s, answered.actual_s
+    blocks = pools(submit_s, end_s, test, block, rule_jobs)
+    yt = y[test]
+    chosen = [choose_rule(h[pool], q[pool], y[pool]).rule for _, pool in blocks]
+    ways: list[tuple[str, list[str], str | None]] = [
+        *((rule, [rule] * len(blocks), None) for rule in RULES),
+        ("later, history pool (before)", ["later"] * len(blocks), "history"),
+        ("chosen online", chosen, None),
+    ]
+    out = []
+    for name, rule_of, pool_from in ways:
+        p, lo, hi = _told(rule_of, h, q, y, blocks, level, pool_from)
+        out.append(RuleScore.of(name, p, yt, lo, hi))
+    zero = np.zeros_like(yt)
+    out.append(RuleScore.of("always zero", zero, yt, zero, np.full_like(yt, np.inf)))
+    kept: Counter[str] = Counter()
+    for (rows, _), rule in zip(blocks, chosen, strict=True):
+        kept[rule] += rows.size
+    return out, kept

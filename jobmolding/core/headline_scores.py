@@ -1,0 +1,76 @@
+"""The last finished jobs of a fitted history, each answered as a live site would have answered
+it at its arrival: what the headline rule is chosen on (``headline.choose_rule``) and what a
+site's accuracy and wait interval are measured on (``holdqueue.services.predict.calibrate``).
+
+Job ``i`` is answered on the history's state at its own submission with rows ``0..i-1``
+arrived (``from_log(..., rows=i)``: nothing later is visible, jobs of the same second on later
+rows included), through ``LiveBundle``: both wait figures (history estimate and queue-based
+start) and the runtime point. The same function serves the live site's fit and the replay's
+(``replay_bundle.ReplayBundle``), so both keep the rule a site with that history would keep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from jobmolding.core.headline import RuleChoice, choose_rule
+from jobmolding.core.live_bundle import LiveBundle
+from predictor.core.state.request import RequestBatch
+from predictor.core.state.snapshot import from_log
+
+if TYPE_CHECKING:
+    from predictor.core.bundle import FittedBundle
+
+
+@dataclass(frozen=True)
+class Answered:
+    """Per scored job (arrays of one length, seconds): the two wait figures, the actual wait,
+    the predicted runtime point and the actual runtime. ``queue_s`` is ``nan`` where the
+    answer had no queue-based start."""
+
+    history_s: np.ndarray
+    queue_s: np.ndarray
+    actual_s: np.ndarray
+    runtime_s: np.ndarray
+    actual_runtime_s: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.actual_s.size)
+
+
+def answer_rows(
+    bundle: FittedBundle, rows: np.ndarray, progress: Callable[[int], None] | None = None
+) -> Answered:
+    """Rows ``rows`` of ``bundle.jobs`` (known waits), each answered at its own arrival."""
+    jobs, live = bundle.jobs, LiveBundle(bundle)
+    batch = RequestBatch.from_jobs(jobs)
+    submit = jobs["submit_time"].to_numpy(float)
+    out = np.full((len(rows), 3), np.nan)
+    for k, i in enumerate(np.asarray(rows, dtype=np.int64)):
+        snap = from_log(jobs, float(submit[i]), machine_procs=bundle.machine_procs,
+                        rows=int(i), columns=bundle.log_columns)  # fmt: skip
+        a = live.answers(snap, batch.take(slice(int(i), int(i) + 1)))[0]
+        queue = getattr(a, "queue_wait_s", None)
+        out[k] = (getattr(a, "history_wait_s", a.wait_s), np.nan if queue is None else queue,
+                  a.runtime.point_s)  # fmt: skip
+        if progress is not None:
+            progress(k + 1)
+    rows = np.asarray(rows, dtype=np.int64)
+    return Answered(out[:, 0], out[:, 1], jobs["wait_time"].to_numpy(float)[rows], out[:, 2],
+                    jobs["run_time"].to_numpy(float)[rows])  # fmt: skip
+
+
+def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:
+    """The last ``n_jobs`` rows of the fitted history (not row 0: it has no past)."""
+    size = len(bundle.jobs)
+    return np.arange(max(size - n_jobs, 1), size)
+
+
+def choose_on_history(bundle: FittedBundle, n_jobs: int) -> tuple[RuleChoice, Answered]:
+    """The headline rule chosen on the history's last ``n_jobs`` jobs, and their answers."""
+    answered = answer_rows(bundle, last_rows(bundle, n_jobs))
+    return choose_rule(answered.history_s, answered.queue_s, answered.actual_s), answered
