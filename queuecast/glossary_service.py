@@ -64,6 +64,27 @@ TERMS = (
         "predictor/core/why/sooner.py",
     ),
     Term(
+        "headline-rule",
+        "the wait shown at a site",
+        "How a site's predicted wait combines the history estimate and the queue-based "
+        "start: the rule that erred least on the site's recent jobs, else the later of the two.",
+        """
+        A site answers a new request with two waits: what jobs like it waited in states like
+        this one (the history estimate), and when an EASY run forward on the current queue
+        starts it, each job running its predicted runtime (the queue-based start). The wait
+        shown is one of: the later of the two, the history estimate alone, the earlier of the
+        two, or their geometric mean.
+
+        At each fit the site answers its last 200 finished jobs again, each from the state at
+        its arrival. It shows the later of the two unless another rule's average error on
+        those jobs is lower by more than 2 standard errors of the job-by-job differences
+        (with fewer than 20 jobs, the later). The interval around the wait is calibrated on
+        the same jobs' errors of the wait shown.
+        """,
+        ANSWERS,
+        "jobmolding/core/headline.py",
+    ),
+    Term(
         "backfill-hole",
         "backfill hole",
         "Processors free now that the first waiting job will not need before its "

@@ -173,3 +173,15 @@ def test_the_glossary_states_the_accuracy_window_and_the_choice_rule_the_code_ap
     assert f"the last {predict_service.RUNTIME_RECENT} jobs that ended" in text
     assert f"first {TUNE_FRACTION:.0%} of the trace" in text
     assert f"at or below {COVERAGE_CEILING:.0%}" in text
+
+
+def test_the_glossary_states_the_headline_rule_the_code_applies():
+    from holdqueue.services.predict import CALIBRATION_JOBS
+    from jobmolding.core import headline
+    from queuecast import glossary
+
+    text = " ".join(glossary.get("headline-rule").paragraphs)
+    assert f"last {CALIBRATION_JOBS} finished jobs" in text
+    assert f"more than {headline.SWITCH_Z:g} standard errors" in text
+    assert f"fewer than {headline.MIN_JOBS} jobs, the {headline.DEFAULT}" in text
+    assert len(headline.RULES) == 4 and "geometric mean" in text
