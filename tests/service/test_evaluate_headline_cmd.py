@@ -23,7 +23,7 @@ def test_evaluate_headline_prints_every_rule_and_the_online_choice(tmp_path: Pat
     text = out.getvalue()
     for name in [*RULES, "later, history pool (before)", "chosen online", "always zero"]:
         assert f"| {name} | " in text
-    saved = json.loads(figures.read_text())
+    saved = json.loads(figures.read_text(), parse_constant=lambda c: 1 / 0)  # strict JSON
     assert saved["test_jobs"] == 300 - 60 and sum(saved["kept"].values()) == saved["test_jobs"]
     mae = {r["name"]: r["mae_s"] for r in saved["rules"]}
     assert mae["later, history pool (before)"] == mae["later"]  # same points, another pool

@@ -36,6 +36,11 @@ from traces.services import resolve_trace
 FIELDS = ("history_s", "queue_s", "actual_s", "runtime_s", "actual_runtime_s")
 
 
+def _finite(value: Any) -> Any:
+    """Infinity (always zero's interval) as null: JSON has no infinity."""
+    return None if isinstance(value, float) and not np.isfinite(value) else value
+
+
 class Command(BaseCommand):
     help = "Every headline rule and the rule chosen online, on a log's test part."
 
@@ -72,7 +77,7 @@ class Command(BaseCommand):
             f"{r} {n / test.size:.0%}" for r, n in kept.most_common()))  # fmt: skip
         if opts["json"]:
             options = {k: opts[k] for k in ("every", "rule_jobs", "block", "level")}
-            rules = [vars(s) for s in table]
+            rules = [{k: _finite(v) for k, v in vars(s).items()} for s in table]
             figures = {"trace": name, "test_jobs": int(test.size), "cpu_s": cpu,
                        "options": options, "rules": rules, "kept": dict(kept)}  # fmt: skip
             with open(opts["json"], "w") as fh:
