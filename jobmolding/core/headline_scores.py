@@ -5,8 +5,10 @@ site's accuracy and wait interval are measured on (``holdqueue.services.predict.
 Job ``i`` is answered on the history's state at its own submission with rows ``0..i-1``
 arrived (``from_log(..., rows=i)``: nothing later is visible, jobs of the same second on later
 rows included), through ``LiveBundle``: both wait figures (history estimate and queue-based
-start) and the runtime point. The same function serves the live site's fit and the replay's
-(``replay_bundle.ReplayBundle``), so both keep the rule a site with that history would keep.
+start) and the runtime point. The running jobs' ends read the limit fractions of the jobs
+ended before then (``LimitFractions``), not the whole fitted history's. The same function
+serves the live site's fit and the replay's (``replay_bundle.ReplayBundle``), so both keep
+the rule a site with that history would keep.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from jobmolding.core.headline import RuleChoice, choose_rule
 from jobmolding.core.live_bundle import LiveBundle
+from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
 
@@ -46,13 +50,17 @@ def answer_rows(
     bundle: FittedBundle, rows: np.ndarray, progress: Callable[[int], None] | None = None
 ) -> Answered:
     """Rows ``rows`` of ``bundle.jobs`` (known waits), each answered at its own arrival."""
-    jobs, live = bundle.jobs, LiveBundle(bundle)
+    jobs = bundle.jobs
     batch = RequestBatch.from_jobs(jobs)
     submit = jobs["submit_time"].to_numpy(float)
+    ended = _ends(jobs)
+    limits = jobs[["user_id", "run_time", "requested_time"]]  # what LimitFractions reads
     out = np.full((len(rows), 3), np.nan)
     for k, i in enumerate(np.asarray(rows, dtype=np.int64)):
-        snap = from_log(jobs, float(submit[i]), machine_procs=bundle.machine_procs,
-                        rows=int(i), columns=bundle.log_columns)  # fmt: skip
+        t = float(submit[i])
+        snap = from_log(jobs, t, machine_procs=bundle.machine_procs, rows=int(i),
+                        columns=bundle.log_columns)  # fmt: skip
+        live = LiveBundle(bundle, fractions=LimitFractions.from_history(limits[ended < t]))
         a = live.answers(snap, batch.take(slice(int(i), int(i) + 1)))[0]
         queue = getattr(a, "queue_wait_s", None)
         out[k] = (getattr(a, "history_wait_s", a.wait_s), np.nan if queue is None else queue,
@@ -62,6 +70,14 @@ def answer_rows(
     rows = np.asarray(rows, dtype=np.int64)
     return Answered(out[:, 0], out[:, 1], jobs["wait_time"].to_numpy(float)[rows], out[:, 2],
                     jobs["run_time"].to_numpy(float)[rows])  # fmt: skip
+
+
+def _ends(jobs: pd.DataFrame) -> np.ndarray:
+    """When each job had ended (``inf``: never known to have)."""
+    wait = jobs["wait_time"].to_numpy(float)
+    run = jobs["run_time"].to_numpy(float)
+    end = jobs["submit_time"].to_numpy(float) + np.maximum(wait, 0.0) + np.maximum(run, 0.0)
+    return np.where((wait >= 0) & (run >= 0), end, np.inf)
 
 
 def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:

@@ -32,6 +32,7 @@ from jobmolding.core.headline import DEFAULT, headline_wait
 from predictor.core.bundle import RequestAnswer, predict_requests
 from predictor.core.response import response_rangeset
 from predictor.core.runtime.rangeset import RangeSet
+from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import Snapshot
 
@@ -59,12 +60,14 @@ def _points(bundle: FittedBundle, snapshot: Snapshot, batch: RequestBatch) -> np
     return np.array([r.point_s for r in runtime_ranges(bundle, snapshot, batch)], float)
 
 
-def running_ends(bundle: FittedBundle, snapshot: Snapshot) -> np.ndarray:
+def running_ends(
+    bundle: FittedBundle, snapshot: Snapshot, fractions: LimitFractions | None = None
+) -> np.ndarray:
     """Each running job's predicted end given how long it has run (``future.predicted_ends``,
-    with the fitted history's limit fractions)."""
-    return predicted_ends(
-        snapshot, bundle.limit_fractions, lambda batch: runtime_ranges(bundle, snapshot, batch)
-    )
+    with the fitted history's limit fractions, or ``fractions``: those of the jobs finished
+    by a past instant, so an answer for that instant reads nothing later)."""
+    known = bundle.limit_fractions if fractions is None else fractions
+    return predicted_ends(snapshot, known, lambda batch: runtime_ranges(bundle, snapshot, batch))
 
 
 def queue_starts(
@@ -86,11 +89,15 @@ def queue_starts(
 
 
 def request_starts(
-    bundle: FittedBundle, snapshot: Snapshot, requests: RequestBatch, requests_run_s: np.ndarray
+    bundle: FittedBundle,
+    snapshot: Snapshot,
+    requests: RequestBatch,
+    requests_run_s: np.ndarray,
+    fractions: LimitFractions | None = None,
 ) -> np.ndarray:
     """The requests' part of :func:`queue_starts` alone (the waiting jobs' own starts are
     not run forward when nobody reads them)."""
-    ends = running_ends(bundle, snapshot)
+    ends = running_ends(bundle, snapshot, fractions)
     waiting_run = _points(bundle, snapshot, snapshot.waiting.requests)
     return _request_starts(snapshot, ends, waiting_run, requests, requests_run_s)
 
@@ -115,18 +122,22 @@ def _request_starts(
 
 
 def with_queue(
-    bundle: FittedBundle, snapshot: Snapshot, answers: list[RequestAnswer], rule: str = DEFAULT
+    bundle: FittedBundle,
+    snapshot: Snapshot,
+    answers: list[RequestAnswer],
+    rule: str = DEFAULT,
+    fractions: LimitFractions | None = None,
 ) -> list[RequestAnswer]:
     """Each new request's answer with its queue-based start and the headline wait (``rule``
     of :mod:`jobmolding.core.headline` over the history estimate and the queue-based start).
     Jobs already queued or running (submitted before the snapshot) keep the history answer:
-    only their runtimes are asked for."""
+    only their runtimes are asked for. ``fractions``: as :func:`running_ends`."""
     new = [k for k, a in enumerate(answers) if a.request.submit_s >= snapshot.time_s - 1.0]
     if not new:
         return answers
     batch = RequestBatch.of([answers[k].request for k in new])
     points = np.array([answers[k].runtime.point_s for k in new])
-    starts = request_starts(bundle, snapshot, batch, points)
+    starts = request_starts(bundle, snapshot, batch, points, fractions)
     out = list(answers)
     for k, start in zip(new, starts, strict=True):
         a = answers[k]
@@ -143,16 +154,19 @@ def with_queue(
 @dataclass(frozen=True)
 class LiveBundle:
     """A site's fitted bundle as the arrival decision asks for it (``ArrivalPredictor``), with
-    the headline rule chosen for it (``headline_scores.choose_on_history``)."""
+    the headline rule chosen for it (``headline_scores.choose_on_history``). ``fractions``:
+    the limit fractions of a past instant's finished jobs, to answer as of that instant (the
+    fitted history's when None: a live site answers about now)."""
 
     bundle: FittedBundle
     rule: str = DEFAULT
+    fractions: LimitFractions | None = None
 
     def answers(self, snapshot: Snapshot, requests: RequestBatch) -> list[RequestAnswer]:
         """``predict_requests`` on the snapshot (the fitted history), with queue starts."""
         snap = replace(snapshot, history=self.bundle.jobs)
         answers = predict_requests(self.bundle, snap, requests)
-        return with_queue(self.bundle, snapshot, answers, self.rule)
+        return with_queue(self.bundle, snapshot, answers, self.rule, self.fractions)
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
@@ -166,4 +180,4 @@ class LiveBundle:
 
     def running_ends(self, snapshot: Snapshot) -> np.ndarray:
         """The running jobs' predicted ends (:func:`running_ends`)."""
-        return running_ends(self.bundle, snapshot)
+        return running_ends(self.bundle, snapshot, self.fractions)

@@ -11,6 +11,7 @@ from jobmolding.core.headline import DEFAULT, MIN_JOBS, RULES, SAYS, choose_rule
 from jobmolding.core.headline_scores import answer_rows, choose_on_history, last_rows
 from jobmolding.core.live_bundle import LiveBundle
 from predictor.core.bundle import fit_bundle
+from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
 from traces.core.swf import SWF_FIELDS
@@ -86,7 +87,7 @@ def busy_log(n: int = 160, seed: int = 1) -> pd.DataFrame:
     out["submit_time"] = np.cumsum(rng.integers(5, 120, n))
     out["run_time"] = run
     out["allocated_procs"] = out["requested_procs"] = rng.choice([1, 4, 8, 16, 32], n)
-    out["requested_time"] = np.minimum(run * 2, 7200)
+    out["requested_time"] = np.minimum((run * rng.uniform(1.0, 4.0, n)).round(), 7200)
     out["user_id"] = rng.integers(1, 6, n)
     free_at, waits = np.zeros(32), []  # FCFS on 32 processors: real waits for the test
     for i in range(n):
@@ -105,15 +106,23 @@ def bundle():
 
 
 def test_each_scored_job_is_answered_as_the_live_site_answered_it_at_its_arrival(bundle) -> None:
-    rows = last_rows(bundle, 12)
-    assert rows.tolist() == list(range(len(bundle.jobs) - 12, len(bundle.jobs)))
+    rows = last_rows(bundle, 60)
+    assert rows.tolist() == list(range(len(bundle.jobs) - 60, len(bundle.jobs)))
     got = answer_rows(bundle, rows)
-    jobs, live = bundle.jobs, LiveBundle(bundle)
+    jobs = bundle.jobs
+    end = jobs["submit_time"] + jobs["wait_time"] + jobs["run_time"]
+    leaked = 0
     for k, i in enumerate(rows):
-        snap = from_log(jobs, float(jobs["submit_time"].iat[i]), machine_procs=32, rows=int(i))
-        a = live.answers(snap, RequestBatch.from_jobs(jobs.iloc[i : i + 1]))[0]
+        t = float(jobs["submit_time"].iat[i])
+        snap = from_log(jobs, t, machine_procs=32, rows=int(i))
+        request = RequestBatch.from_jobs(jobs.iloc[i : i + 1])
+        # the running jobs' ends read only the jobs that had ended by then
+        then = LiveBundle(bundle, fractions=LimitFractions.from_history(jobs[end < t]))
+        a = then.answers(snap, request)[0]
         assert got.history_s[k] == a.history_wait_s and got.queue_s[k] == a.queue_wait_s
         assert got.runtime_s[k] == a.runtime.point_s
+        leaked += LiveBundle(bundle).answers(snap, request)[0].queue_wait_s != a.queue_wait_s
+    assert leaked > 0  # the whole history's fractions would have answered otherwise
     assert got.actual_s.tolist() == jobs["wait_time"].to_numpy(float)[rows].tolist()
     assert got.actual_runtime_s.tolist() == jobs["run_time"].to_numpy(float)[rows].tolist()
 
