@@ -54,13 +54,16 @@ def answer_rows(
     batch = RequestBatch.from_jobs(jobs)
     submit = jobs["submit_time"].to_numpy(float)
     ended = _ends(jobs)
-    limits = jobs[["user_id", "run_time", "requested_time"]]  # what LimitFractions reads
+    user = jobs["user_id"].to_numpy(np.int64)  # what LimitFractions reads
+    run, limit = jobs["run_time"].to_numpy(float), jobs["requested_time"].to_numpy(float)
     out = np.full((len(rows), 3), np.nan)
     for k, i in enumerate(np.asarray(rows, dtype=np.int64)):
         t = float(submit[i])
         snap = from_log(jobs, t, machine_procs=bundle.machine_procs, rows=int(i),
                         columns=bundle.log_columns)  # fmt: skip
-        live = LiveBundle(bundle, fractions=LimitFractions.from_history(limits[ended < t]))
+        done = ended < t
+        then = LimitFractions.from_arrays(user[done], run[done], limit[done])
+        live = LiveBundle(bundle, fractions=then)
         a = live.answers(snap, batch.take(slice(int(i), int(i) + 1)))[0]
         queue = getattr(a, "queue_wait_s", None)
         out[k] = (getattr(a, "history_wait_s", a.wait_s), np.nan if queue is None else queue,

@@ -93,10 +93,17 @@ class LimitFractions:
     def from_history(cls, history: pd.DataFrame) -> LimitFractions:
         """From the finished jobs of a history (SWF columns ``user_id``, ``run_time``,
         ``requested_time``) with a runtime and a time limit."""
-        run = history["run_time"].to_numpy(float)
-        limit = history["requested_time"].to_numpy(float)
+        return cls.from_arrays(
+            history["user_id"].to_numpy(np.int64),
+            history["run_time"].to_numpy(float),
+            history["requested_time"].to_numpy(float),
+        )
+
+    @classmethod
+    def from_arrays(cls, user: np.ndarray, run: np.ndarray, limit: np.ndarray) -> LimitFractions:
+        """:meth:`from_history` from its three columns (user id, runtime, time limit)."""
         ok = (run >= 0) & (limit > 0)
-        user = history["user_id"].to_numpy(np.int64)[ok]
+        user = user[ok]
         frac = np.clip(run[ok] / limit[ok], 0.0, 1.0)
         order = np.lexsort((frac, user))
         user, frac = user[order], frac[order]
