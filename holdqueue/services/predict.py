@@ -125,7 +125,8 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
     choice, answered = choose_on_history(bundle, n_jobs)
     p = headline_wait(choice.rule, answered.history_s, answered.queue_s)
     y = answered.actual_s
-    wait = wait_accuracy(p.size, float(np.mean(np.abs(p - y))) if p.size else float("nan"),
+    mae = float(np.mean(np.abs(p - y))) if p.size else float("nan")
+    wait = wait_accuracy(p.size, mae,
                          float(np.mean(y)) if p.size else float("nan"))  # fmt: skip
     ended = bundle.runtime_ctx.end_s  # the history holds finished jobs only
     runtime = runtime_accuracy_at(
@@ -136,7 +137,7 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         "wait": _finite(wait.as_dict()),
         "runtime": _finite(runtime.as_dict()),
         "jobs": int(p.size),
-        "wait_mae_s": float(np.mean(np.abs(p - y))) if p.size else None,
+        "wait_mae_s": mae if p.size else None,
         "wait_median_abs_error_s": float(np.median(np.abs(p - y))) if p.size else None,
         "runtime_mae_s": float(np.mean(run_err)) if run_err.size else None,
         "headline": choice.as_dict(),

@@ -67,7 +67,6 @@ class ReplayBundle:
         self.memo = memo
         self.rule_jobs = rule_jobs
         self.bundle_: FittedBundle | None = None
-        self.rule_ = DEFAULT
         self.fitted_rows_ = 0
         self.fits_ = 0
         self.fit_s_ = 0.0
@@ -104,7 +103,6 @@ class ReplayBundle:
         first = self.fits_ == 0  # only first fits recur (fit_memo)
         found = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
         self.bundle_, choice = found
-        self.rule_ = choice.rule
         self.headline_rules_.append(choice.rule)
         self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
         chosen = getattr(self.bundle_.wait, "chosen_rule", None)
@@ -112,6 +110,11 @@ class ReplayBundle:
             self.wait_rules_.append(chosen())
         if self.memo is None or self.memo.hits == shared:  # a shared fit cost nothing here
             self.fit_s_ += self.bundle_.fit_s
+
+    @property
+    def rule_(self) -> str:
+        """The headline rule kept at the last fit (``headline.DEFAULT`` before any)."""
+        return self.headline_rules_[-1] if self.headline_rules_ else DEFAULT
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch
