@@ -4,8 +4,8 @@ site's accuracy and wait interval are measured on (``holdqueue.services.predict.
 
 Job ``i`` is answered on the history's state at its own submission with rows ``0..i-1``
 arrived (``from_log(..., rows=i)``: nothing later is visible, jobs of the same second on later
-rows included), through ``LiveBundle``: both wait figures (history estimate and queue-based
-start) and the runtime point. The running jobs' ends read the limit fractions of the jobs
+rows included), as ``LiveBundle`` answers a new request: both wait figures (history estimate
+and queue-based start) and the runtime point. The running jobs' ends read the limit fractions of the jobs
 ended before then (``LimitFractions``), not the whole fitted history's. The same function
 serves the live site's fit and the replay's (``replay_bundle.ReplayBundle``), so both keep
 the rule a site with that history would keep.
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from jobmolding.core.headline import RuleChoice, choose_rule
-from jobmolding.core.live_bundle import LiveBundle
+from jobmolding.core.live_bundle import request_starts, runtime_ranges
 from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
@@ -49,30 +49,38 @@ class Answered:
 def answer_rows(
     bundle: FittedBundle, rows: np.ndarray, progress: Callable[[int], None] | None = None
 ) -> Answered:
-    """Rows ``rows`` of ``bundle.jobs`` (known waits), each answered at its own arrival."""
+    """Rows ``rows`` of ``bundle.jobs`` (known waits), each answered at its own arrival.
+
+    The history estimates come from one batched call, ``bundle.wait.predict_rows(rows)``:
+    each row at its own arrival, the contract's equal of ``predict`` on the row's snapshot
+    (``tests/core/test_contract.py``; equal up to float rounding, 1e-9). Asking ``predict``
+    per job cost about a hundred times more for ``auto``: each job's instant built its own
+    weights. Per job remain its runtime point and its queue-based start
+    (``live_bundle.request_starts``), as ``LiveBundle.answers`` computes them.
+    """
     jobs = bundle.jobs
+    rows = np.asarray(rows, dtype=np.int64)
     batch = RequestBatch.from_jobs(jobs)
     submit = jobs["submit_time"].to_numpy(float)
     ended = _ends(jobs)
     user = jobs["user_id"].to_numpy(np.int64)  # what LimitFractions reads
     run, limit = jobs["run_time"].to_numpy(float), jobs["requested_time"].to_numpy(float)
-    out = np.full((len(rows), 3), np.nan)
-    for k, i in enumerate(np.asarray(rows, dtype=np.int64)):
+    history = bundle.wait.predict_rows(rows).wait_s if rows.size else np.zeros(0)
+    out = np.full((len(rows), 2), np.nan)
+    for k, i in enumerate(rows):
         t = float(submit[i])
         snap = from_log(jobs, t, machine_procs=bundle.machine_procs, rows=int(i),
                         columns=bundle.log_columns)  # fmt: skip
         done = ended < t
         then = LimitFractions.from_arrays(user[done], run[done], limit[done])
-        live = LiveBundle(bundle, fractions=then)
-        a = live.answers(snap, batch.take(slice(int(i), int(i) + 1)))[0]
-        queue = getattr(a, "queue_wait_s", None)
-        out[k] = (getattr(a, "history_wait_s", a.wait_s), np.nan if queue is None else queue,
-                  a.runtime.point_s)  # fmt: skip
+        request = batch.take(slice(int(i), int(i) + 1))
+        point = runtime_ranges(bundle, snap, request)[0].point_s
+        start = request_starts(bundle, snap, request, np.array([point]), then)[0]
+        out[k] = (max(float(start) - t, 0.0), point)
         if progress is not None:
             progress(k + 1)
-    rows = np.asarray(rows, dtype=np.int64)
-    return Answered(out[:, 0], out[:, 1], jobs["wait_time"].to_numpy(float)[rows], out[:, 2],
-                    jobs["run_time"].to_numpy(float)[rows])  # fmt: skip
+    return Answered(history, out[:, 0], jobs["wait_time"].to_numpy(float)[rows], out[:, 1],
+                    run[rows])  # fmt: skip
 
 
 def _ends(jobs: pd.DataFrame) -> np.ndarray:
