@@ -5,10 +5,10 @@ site's accuracy and wait interval are measured on (``holdqueue.services.predict.
 Job ``i`` is answered on the history's state at its own submission with rows ``0..i-1``
 arrived (``from_log(..., rows=i)``: nothing later is visible, jobs of the same second on later
 rows included), as ``LiveBundle`` answers a new request: both wait figures (history estimate
-and queue-based start) and the runtime point. The running jobs' ends read the limit fractions of the jobs
-ended before then (``LimitFractions``), not the whole fitted history's. The same function
-serves the live site's fit and the replay's (``replay_bundle.ReplayBundle``), so both keep
-the rule a site with that history would keep.
+and queue-based start) and the runtime point. The running jobs' ends read the limit
+fractions of the jobs ended before then (``LimitFractions``), not the whole fitted
+history's. The same function serves the live site's fit and the replay's
+(``replay_bundle.ReplayBundle``), so both keep the rule a site with that history would keep.
 """
 
 from __future__ import annotations
