@@ -6,7 +6,8 @@ Fitting takes seconds to tens of seconds, so a site's bundle is fitted once for 
 file) and refitted only when its history has grown by ``REFIT_GROWTH`` or is older than
 ``REFIT_AGE_S``; a process counts the history at most every ``CHECK_EVERY_S``, and a stale
 bundle keeps answering while one process refits it in the background. At each fit the
-bundle is also scored on the last ``CALIBRATION_JOBS`` finished jobs of the history, each
+bundle is also scored on the last ``CALIBRATION_JOBS`` finished jobs of the history (the
+last to end, so that long waits are in the pool: ``headline_scores.last_rows``), each
 answered from the state at its own arrival as the site answers (online: nothing later is
 visible; ``jobmolding.core.headline_scores``). On them the headline rule is chosen (how the
 history estimate and the queue-based start make the wait a user is told,
@@ -141,8 +142,9 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         "wait_median_abs_error_s": float(np.median(np.abs(p - y))) if p.size else None,
         "runtime_mae_s": float(np.mean(run_err)) if run_err.size else None,
         "headline": choice.as_dict(),
-        "how": f"the last {p.size} finished jobs of this site's history, each predicted from "
-        "what was known at its arrival (the wait: the headline, by the site's rule)",
+        "how": f"the last {p.size} finished jobs of this site's history (the last to end), "
+        "each predicted from what was known at its arrival (the wait: the headline, by the "
+        "site's rule)",
     }
     return scores(p, y), accuracy, choice
 

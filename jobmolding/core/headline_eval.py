@@ -5,8 +5,8 @@ The log's jobs are answered as a live site answers a new request (``headline_sco
 .answer_rows``: the bundle's history estimate and the queue-based start, each job at its own
 arrival with nothing later visible). The test part (the jobs after the tuning part) is cut in
 blocks of ``block`` jobs, as a site refits as its history grows; at each block's first arrival
-``t`` the pool is the last ``rule_jobs`` scored jobs that had *finished* by ``t`` (what a
-site's history holds), and on it
+``t`` the pool is the ``rule_jobs`` scored jobs that *finished* last by ``t`` (what a
+site's history holds, and what its fit scores), and on it
 
 - the rule is chosen (``headline.choose_rule``), as at a site's fit;
 - the split-conformal interval at ``level`` is calibrated on that rule's errors (``diff``
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jobmolding.core.headline import RULES, choose_rule, headline_wait
-from jobmolding.core.headline_scores import Answered
+from jobmolding.core.headline_scores import Answered, last_ended
 from predictor.core.wait.intervals import interval_from_pool, scores
 
 
@@ -56,13 +56,12 @@ def pools(
     submit_s: np.ndarray, end_s: np.ndarray, test: np.ndarray, block: int, rule_jobs: int
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(block rows, pool rows)`` per block of the ``test`` rows (positions in the scored
-    arrays, in arrival order): the pool is the last ``rule_jobs`` rows that ended by the
-    block's first arrival."""
+    arrays, in arrival order): the pool is the ``rule_jobs`` rows that ended last by the
+    block's first arrival (``headline_scores.last_ended``, as a site's fit scores them)."""
     out = []
     for b in range(0, test.size, block):
         rows = test[b : b + block]
-        done = np.flatnonzero(end_s <= submit_s[rows[0]])
-        out.append((rows, done[-rule_jobs:]))
+        out.append((rows, last_ended(end_s, rule_jobs, float(submit_s[rows[0]]))))
     return out
 
 

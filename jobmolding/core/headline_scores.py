@@ -91,13 +91,32 @@ def _ends(jobs: pd.DataFrame) -> np.ndarray:
     return np.where((wait >= 0) & (run >= 0), end, np.inf)
 
 
+def last_ended(end_s: np.ndarray, n_jobs: int, by_s: float = np.inf) -> np.ndarray:
+    """Positions of the ``n_jobs`` jobs that ended last at or before ``by_s``, ascending.
+
+    The jobs whose outcomes were learnt last, not the last to arrive: a job that waited long
+    ends late, and the last arrivals among the finished jobs are the ones that did not wait
+    long. Pooling by arrival left long waits out of the interval's pool (docs/results.md,
+    "Which wait a site tells"); the trace path pools by when a wait became known too
+    (``predictor.core.wait.intervals.known_order``). Ties in end: the earlier row first.
+    """
+    done = np.flatnonzero(np.isfinite(end_s) & (end_s <= by_s))
+    last = (
+        done[np.argsort(end_s[done], kind="stable")][len(done) - n_jobs :] if n_jobs else done[:0]
+    )
+    return np.sort(last)
+
+
 def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:
-    """The last ``n_jobs`` rows of the fitted history (not row 0: it has no past)."""
-    size = len(bundle.jobs)
-    return np.arange(max(size - n_jobs, 1), size)
+    """The rows of the ``n_jobs`` jobs of the fitted history that ended last
+    (:func:`last_ended`; not row 0: it has no past)."""
+    ended = _ends(bundle.jobs)
+    ended[:1] = np.inf  # row 0 is never scored
+    return last_ended(ended, n_jobs)
 
 
 def choose_on_history(bundle: FittedBundle, n_jobs: int) -> tuple[RuleChoice, Answered]:
-    """The headline rule chosen on the history's last ``n_jobs`` jobs, and their answers."""
+    """The headline rule chosen on the ``n_jobs`` jobs of the history that ended last
+    (:func:`last_rows`), and their answers."""
     answered = answer_rows(bundle, last_rows(bundle, n_jobs))
     return choose_rule(answered.history_s, answered.queue_s, answered.actual_s), answered

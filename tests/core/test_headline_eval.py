@@ -12,12 +12,14 @@ from jobmolding.core.headline_scores import Answered
 from predictor.core.wait.intervals import interval_from_pool, scores
 
 
-def test_a_block_pools_the_last_jobs_that_ended_before_its_first_arrival() -> None:
+def test_a_block_pools_the_jobs_that_ended_last_before_its_first_arrival() -> None:
     submit = np.arange(10.0) * 100.0
-    end = submit + np.array([50, 5000, 50, 50, 50, 50, 50, 50, 50, 50.0])  # row 1 runs long
+    end = submit + np.array([50, 680, 50, 50, 50, 50, 50, 50, 50, 50.0])  # row 1 ends at 780
     blocks = pools(submit, end, np.arange(6, 10), block=2, rule_jobs=3)
     assert [rows.tolist() for rows, _ in blocks] == [[6, 7], [8, 9]]
-    assert [pool.tolist() for _, pool in blocks] == [[3, 4, 5], [5, 6, 7]]
+    # at 600 row 1 has not ended; at 800 it is among the last three to end (by arrival it
+    # would not be: rows 5, 6 and 7 arrived after it)
+    assert [pool.tolist() for _, pool in blocks] == [[3, 4, 5], [1, 6, 7]]
     early = pools(submit, end, np.array([0, 1]), block=2, rule_jobs=3)
     assert early[0][1].size == 0  # nothing had ended at the first arrival
 
