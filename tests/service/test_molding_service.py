@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
+from django.db.migrations.recorder import MigrationRecorder
 
 from jobmolding.models import MoldingRun
 from predictor.services.predict import service_methods
@@ -248,3 +249,13 @@ def test_ctrl_c_leaves_no_partial_file_and_no_row(tmp_path: Path, monkeypatch) -
     assert not out.exists() and not MoldingRun.objects.exists()
     assert [p.name for p in plots.iterdir()] == ["load.png"]  # whole, no temporary left
     assert (plots / "load.png").read_bytes() == b"\x89PNG whole"
+
+
+def test_command_refuses_to_start_on_a_database_behind_the_code(tmp_path: Path) -> None:
+    """It stores the run at its end: an unmigrated database is said before any work, not
+    found by a traceback after a long replay."""
+    MigrationRecorder.Migration.objects.filter(app="jobmolding").delete()  # rolled back after
+    out = tmp_path / "out.json"
+    with pytest.raises(CommandError, match=r"of jobmolding.*run `python manage.py migrate`"):
+        call_command("evaluate_molding", "--swf", str(swf_file(tmp_path)), "--json", str(out))
+    assert not out.exists() and MoldingRun.objects.count() == 0

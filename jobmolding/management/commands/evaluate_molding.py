@@ -21,6 +21,7 @@ from jobmolding import services
 from jobmolding.core.policy import STRATEGIES
 from jobmolding.plots import PLOTS, plot_png
 from queuecast.errors import QueuecastError
+from queuecast.migrated import require_migrated
 from queuecast.progress import progress_bar
 from traces.models import Trace
 from traces.services import resolve_trace
@@ -96,6 +97,7 @@ class Command(BaseCommand):
         parser.add_argument("--plots", help="write PNG plots into this folder")
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        require_migrated("evaluate_molding")  # it stores the run at its end
         settings = self._settings(opts)
         for option in ("json", "plots"):
             self._check_target(option, opts[option])
