@@ -101,10 +101,8 @@ def last_ended(end_s: np.ndarray, n_jobs: int, by_s: float = np.inf) -> np.ndarr
     (``predictor.core.wait.intervals.known_order``). Ties in end: the earlier row first.
     """
     done = np.flatnonzero(np.isfinite(end_s) & (end_s <= by_s))
-    last = (
-        done[np.argsort(end_s[done], kind="stable")][len(done) - n_jobs :] if n_jobs else done[:0]
-    )
-    return np.sort(last)
+    by_end = done[np.argsort(end_s[done], kind="stable")]
+    return np.sort(by_end[max(len(by_end) - max(n_jobs, 0), 0) :])
 
 
 def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:
