@@ -65,6 +65,8 @@ def answer_rows(
     ended = _ends(jobs)
     user = jobs["user_id"].to_numpy(np.int64)  # what LimitFractions reads
     run, limit = jobs["run_time"].to_numpy(float), jobs["requested_time"].to_numpy(float)
+    if bundle.wait is None:
+        raise ValueError("the history has no known waits (SWF field 3 is -1 for every job)")
     history = bundle.wait.predict_rows(rows).wait_s if rows.size else np.zeros(0)
     out = np.full((len(rows), 2), np.nan)
     for k, i in enumerate(rows):

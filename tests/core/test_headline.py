@@ -146,3 +146,12 @@ def test_the_history_chooses_the_rule_that_erred_least_on_its_last_jobs(bundle) 
     assert choice.rule == min(RULES, key=lambda r: (errors[r], list(RULES).index(r)))
     # this FCFS history's waits are the queue's, not the median of past waits
     assert errors["history"] > errors[choice.rule]
+
+
+def test_a_history_without_known_waits_has_nothing_to_score() -> None:
+    log = busy_log()
+    log["wait_time"] = -1
+    blind = fit_bundle(log, 32, wait_method="median", runtime_method="rangeset")
+    assert blind.wait is None
+    with pytest.raises(ValueError, match="no known waits"):
+        answer_rows(blind, np.arange(1, 5))
