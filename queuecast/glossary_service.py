@@ -77,9 +77,9 @@ TERMS = (
 
         At each fit the site answers its last 200 finished jobs again (the last to end, so
         that jobs that waited long are among them), each from the state at its arrival. It
-        shows the later of the two unless another rule's average error on
-        those jobs is lower by more than 2 standard errors of the job-by-job differences
-        (with fewer than 20 jobs, the later). The interval around the wait is calibrated on
+        shows the later of the two unless another rule's average error on those jobs is
+        lower by more than 2 standard errors of the job-by-job differences (with fewer than
+        20 jobs, the later). The interval around the wait is calibrated on
         the same jobs' errors of the wait shown.
         """,
         ANSWERS,
