@@ -59,6 +59,8 @@ def answer_rows(
     its runtime point and its queue-based start (``live_bundle.request_starts``), as
     ``LiveBundle.answers`` computes them: most of what scoring costs on a long queue.
     """
+    if bundle.wait is None:
+        raise ValueError("the history has no known waits (SWF field 3 is -1 for every job)")
     jobs = bundle.jobs
     rows = np.asarray(rows, dtype=np.int64)
     batch = RequestBatch.from_jobs(jobs)
@@ -66,8 +68,6 @@ def answer_rows(
     ended = _ends(jobs)
     user = jobs["user_id"].to_numpy(np.int64)  # what LimitFractions reads
     run, limit = jobs["run_time"].to_numpy(float), jobs["requested_time"].to_numpy(float)
-    if bundle.wait is None:
-        raise ValueError("the history has no known waits (SWF field 3 is -1 for every job)")
     history = bundle.wait.predict_rows(rows).wait_s if rows.size else np.zeros(0)
     out = np.full((len(rows), 2), np.nan)
     for k, i in enumerate(rows):
@@ -104,8 +104,9 @@ def last_ended(end_s: np.ndarray, n_jobs: int, by_s: float = np.inf) -> np.ndarr
     (``predictor.core.wait.intervals.known_order``). Ties in end: the earlier row first.
     """
     done = np.flatnonzero(np.isfinite(end_s) & (end_s <= by_s))
-    by_end = done[np.argsort(end_s[done], kind="stable")]
-    return np.sort(by_end[max(len(by_end) - max(n_jobs, 0), 0) :])
+    if n_jobs <= 0:
+        return done[:0]
+    return np.sort(done[np.argsort(end_s[done], kind="stable")][-n_jobs:])
 
 
 def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:
