@@ -21,6 +21,7 @@ from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.holds import follower_release, open_hold
 from holdqueue.services.snapshot import live_snapshot, request_for
+from holdqueue.services.told import told_record
 from jobmolding.core.live_bundle import queue_starts
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_live
@@ -52,12 +53,10 @@ def decide_for_arrival(
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
         limit = int(data["time_limit_s"])
-        record = {
-            "molding": None,
-            "delay": None,
-            "prediction": plain_prediction(site, backend, user, data, arrived),
-        }
-        return Plan(int(data["procs"]), None, None, record, limit)
+        prediction = plain_prediction(site, backend, user, data, arrived)
+        told = prediction.pop("told", None) if prediction else None
+        record = {"molding": None, "delay": None, "prediction": prediction}
+        return Plan(int(data["procs"]), None, None, {**record, **(told or {})}, limit)
     history = history_frame(site)
     snap = live_snapshot(site, arrived, bk.active_jobs(site, backend), history)
     predictor = site_predict.site_answers(site, history)
@@ -72,7 +71,7 @@ def decide_for_arrival(
         allow_delay=allow_delay and head is None,
         candidates=data.get("candidates"),
     )
-    if head is not None:
+    if head is not None:  # submitted at the head's release: nothing told for that state
         record = {
             **decision.record,
             "hold": {
@@ -83,8 +82,11 @@ def decide_for_arrival(
         }
         after_head = follower_release(head, arrived)
         return Plan(decision.procs, after_head, head.pk, record, int(decision.time_limit_s))
-    release = bk.site_datetime(site, decision.release_s) if decision.delayed else None
-    return Plan(decision.procs, release, None, decision.record, int(decision.time_limit_s))
+    if decision.delayed:
+        release = bk.site_datetime(site, decision.release_s)
+        return Plan(decision.procs, release, None, decision.record, int(decision.time_limit_s))
+    record = {**decision.record, **told_record(predictor, snap.time_s, decision.procs)}
+    return Plan(decision.procs, None, None, record, int(decision.time_limit_s))
 
 
 def plain_prediction(
@@ -109,6 +111,7 @@ def plain_prediction(
         "wait_s": float(waits[0]),
         "runtime_s": float(runtimes[0].point_s),
         "response_s": float(waits[0] + runtimes[0].point_s),
+        "told": told_record(predictor, snap.time_s, request.procs),  # the caller moves it
     }
 
 

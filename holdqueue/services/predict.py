@@ -7,12 +7,13 @@ file) and refitted only when its history has grown by ``REFIT_GROWTH`` or is old
 ``REFIT_AGE_S``; a process counts the history at most every ``CHECK_EVERY_S``, and a stale
 bundle keeps answering while one process refits it in the background. At each fit the
 bundle is also scored on the last ``CALIBRATION_JOBS`` finished jobs of the history (the
-last to end, so that long waits are in the pool: ``headline_scores.last_rows``), each
-answered from the state at its own arrival as the site answers (online: nothing later is
-visible; ``jobmolding.core.headline_scores``). On them the headline rule is chosen (how the
-history estimate and the queue-based start make the wait a user is told,
-``jobmolding.core.headline``), and the headline's errors are the site's measured accuracy and
-the pool of the split-conformal wait interval at the caller's confidence
+last to end, so that long waits are in the pool: ``headline_scores.last_rows``), each on
+the answer the site told it at its arrival where the job was submitted through the site
+(``holdqueue.services.told``), else answered again from the state at its own arrival as the
+site answers (online: nothing later is visible; ``jobmolding.core.headline_scores``). On them
+the headline rule is chosen (how the history estimate and the queue-based start make the wait a
+user is told, ``jobmolding.core.headline``), and the headline's errors are the site's measured
+accuracy and the pool of the split-conformal wait interval at the caller's confidence
 (``predictor.core.wait.intervals.interval_from_pool``).
 """
 
@@ -22,6 +23,7 @@ import datetime as dt
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +35,11 @@ from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.snapshot import request_for, snapshot_now
+from holdqueue.services.told import site_told
 from jobmolding.core.headline import SAYS, RuleChoice, headline_wait
 from jobmolding.core.headline_scores import choose_on_history
 from jobmolding.core.live_bundle import LiveBundle
+from jobmolding.core.told import ToldRows
 from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
@@ -119,11 +123,17 @@ _REFITTING = _Flags()
 _OVERRIDES: KeptModels[_Held] = KeptModels(MODELS_KEPT, _same_model)  # (site, wait method)
 
 
-def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, Any], RuleChoice]:
-    """The headline rule chosen on the last ``n_jobs`` jobs, each answered online as the site
-    would have answered it (``headline_scores``), and the headline's wait scores and accuracy
-    on them: the interval's pool is the errors of the wait the site tells."""
-    choice, answered = choose_on_history(bundle, n_jobs)
+def calibrate(
+    bundle: FittedBundle,
+    n_jobs: int,
+    told: Callable[[np.ndarray], ToldRows] | None = None,
+) -> tuple[np.ndarray, dict[str, Any], RuleChoice]:
+    """The headline rule chosen on the last ``n_jobs`` jobs, each on the answer the site told
+    it at its arrival where it kept one (``told``: ``holdqueue.services.told.site_told``),
+    else answered again online as the site would have answered it (``headline_scores``), and
+    the headline's wait scores and accuracy on them: the interval's pool is the errors of the
+    wait the site tells."""
+    choice, answered = choose_on_history(bundle, n_jobs, told)
     p = headline_wait(choice.rule, answered.history_s, answered.queue_s)
     y = answered.actual_s
     mae = float(np.mean(np.abs(p - y))) if p.size else float("nan")
@@ -144,7 +154,8 @@ def calibrate(bundle: FittedBundle, n_jobs: int) -> tuple[np.ndarray, dict[str, 
         "headline": choice.as_dict(),
         "how": f"the last {p.size} finished jobs of this site's history (the last to end), "
         "each predicted from what was known at its arrival (the wait: the headline, by the "
-        "site's rule)",
+        f"site's rule): {answered.told} on the answer the site told them, "
+        f"{p.size - answered.told} answered again",
     }
     return scores(p, y), accuracy, choice
 
@@ -172,7 +183,8 @@ def _fit(
     """Fit on ``history`` (the caller's read of the site's history), else read it here."""
     frame = history_frame(site) if history is None else history
     rows = len(frame)
-    frame = frame[(frame["wait_time"] >= 0) & (frame["run_time"] >= 0)].reset_index(drop=True)
+    finished = ((frame["wait_time"] >= 0) & (frame["run_time"] >= 0)).to_numpy()
+    frame = frame[finished].reset_index(drop=True)
     frame["job_id"] = np.arange(1, len(frame) + 1)
     if len(frame) < MIN_HISTORY:
         raise _short_history(site, len(frame))
@@ -186,7 +198,7 @@ def _fit(
         wait_method=wait_method or default_wait,
         runtime_method=runtime_method,
     ).train_ahead(tuning_part=False)  # fmt: skip  (asked about "now" only: train_ahead)
-    pool, accuracy, choice = calibrate(bundle, CALIBRATION_JOBS)
+    pool, accuracy, choice = calibrate(bundle, CALIBRATION_JOBS, site_told(site, finished))
     return SiteModel(bundle, rows, time.time(), pool, accuracy, choice)
 
 

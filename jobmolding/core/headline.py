@@ -24,12 +24,13 @@ history estimate's 8,733, 10,063 and 17,001 s; ``blend``'s 7,967, 10,006 and 16,
 run on predicted runtimes says. On a site that is EASY itself, the queue is what happens.
 
 So the rule is chosen, like every other setting, from the past only: at each fit every rule
-scores the last finished jobs of the fitted history, each answered from the state at its own
-arrival (:mod:`jobmolding.core.headline_scores`). :data:`DEFAULT` (``later``) is kept unless
-another rule's mean absolute error is lower by more than :data:`SWITCH_Z` standard errors of
-the paired differences (``mean(d) > z * std(d) / sqrt(n)``, ``d = |e_later| - |e_rule|`` per
-job). Waits' errors are heavy-tailed, so the least mean on 200 jobs alone is noisy; and
-``later`` is the one rule that never tells a whole-machine request behind queued
+scores the last finished jobs of the fitted history, each on the answer the site told it at
+its arrival where one was kept (:mod:`jobmolding.core.told`), else answered again from the
+state at its arrival (:mod:`jobmolding.core.headline_scores`). :data:`DEFAULT` (``later``) is
+kept unless another rule's mean absolute error is lower by more than :data:`SWITCH_Z` standard
+errors of the paired differences (``mean(d) > z * std(d) / sqrt(n)``, ``d = |e_later| -
+|e_rule|`` per job). Waits' errors are heavy-tailed, so the least mean on 200 jobs alone is
+noisy; and ``later`` is the one rule that never tells a whole-machine request behind queued
 whole-machine jobs that it starts before they have run (issue 19), so leaving it needs
 evidence.
 """
@@ -81,38 +82,46 @@ class RuleChoice:
 
     rule : the kept rule. jobs : the jobs scored. mae_s : each rule's mean absolute error
     (seconds) on them (empty when none were scored). reason : one sentence for the answer.
+    told : how many of the jobs were scored on the answer the site told them at their
+    arrival (``told``); the others were answered again from the state then.
     """
 
     rule: str = DEFAULT
     jobs: int = 0
     mae_s: dict[str, float] = field(default_factory=dict)
     reason: str = "no finished jobs scored yet: the later of the two"
+    told: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return {"rule": self.rule, "says": SAYS[self.rule], "jobs": self.jobs,
-                "mae_s": dict(self.mae_s), "reason": self.reason}  # fmt: skip
+                "told": self.told, "mae_s": dict(self.mae_s), "reason": self.reason}  # fmt: skip
 
 
-def choose_rule(history_s: np.ndarray, queue_s: np.ndarray, actual_s: np.ndarray) -> RuleChoice:
+def choose_rule(
+    history_s: np.ndarray, queue_s: np.ndarray, actual_s: np.ndarray, told: int = 0
+) -> RuleChoice:
     """The rule of :data:`RULES` kept on jobs whose two figures and actual waits (seconds,
     arrays of one shape) are given: :data:`DEFAULT`, unless the rule with the least mean
     absolute error beats it by more than :data:`SWITCH_Z` standard errors of the paired
-    differences (module docstring). Fewer than :data:`MIN_JOBS` jobs: :data:`DEFAULT`."""
+    differences (module docstring). Fewer than :data:`MIN_JOBS` jobs: :data:`DEFAULT`.
+    ``told``: how many of the figures are the answers the site gave (said in the reason)."""
     y = np.asarray(actual_s, dtype=float)
     if y.size < MIN_JOBS:
         return RuleChoice(jobs=int(y.size), reason=f"{y.size} finished jobs scored, fewer than "
-                          f"{MIN_JOBS}: the later of the two")  # fmt: skip
+                          f"{MIN_JOBS}: the later of the two", told=told)  # fmt: skip
     err = {r: np.abs(headline_wait(r, history_s, queue_s) - y) for r in RULES}
     mae = {r: float(e.mean()) for r, e in err.items()}
     best = min(RULES, key=lambda r: (mae[r], list(RULES).index(r)))
     gain = err[DEFAULT] - err[best]
     margin = SWITCH_Z * float(gain.std(ddof=1)) / np.sqrt(y.size)
-    jobs = f"this history's last {y.size} finished jobs, each answered at its arrival"
+    jobs = (f"this history's last {y.size} finished jobs, each answered at its arrival "
+            f"({told} as the site told them, {y.size - told} answered again from the state "
+            "then)")  # fmt: skip
     if best == DEFAULT or float(gain.mean()) <= margin:
         return RuleChoice(DEFAULT, int(y.size), mae, f"on {jobs}, no rule erred clearly less "
                           f"than the later of the two ({mae[DEFAULT]:.0f} s; the least: {best}, "
-                          f"{mae[best]:.0f} s)")  # fmt: skip
+                          f"{mae[best]:.0f} s)", told)  # fmt: skip
     reason = (f"least mean absolute error on {jobs} ({mae[best]:.0f} s against "
               f"{mae[DEFAULT]:.0f} s for the later of the two, by more than {SWITCH_Z:g} "
               "standard errors)")  # fmt: skip
-    return RuleChoice(best, int(y.size), mae, reason)
+    return RuleChoice(best, int(y.size), mae, reason, told)

@@ -2,6 +2,9 @@
 it at its arrival: what the headline rule is chosen on (``headline.choose_rule``) and what a
 site's accuracy and wait interval are measured on (``holdqueue.services.predict.calibrate``).
 
+Where the site kept the answer it told a job at its arrival (:mod:`jobmolding.core.told`),
+that answer is scored (:func:`pooled_answers`); only the other jobs are answered again here.
+
 Job ``i`` is answered on the history's state at its own submission with rows ``0..i-1``
 arrived (``from_log(..., rows=i)``: nothing later is visible, jobs of the same second on later
 rows included), as ``LiveBundle`` answers a new request: both wait figures (history estimate
@@ -22,6 +25,7 @@ import pandas as pd
 
 from jobmolding.core.headline import RuleChoice, choose_rule
 from jobmolding.core.live_bundle import request_starts, runtime_ranges
+from jobmolding.core.told import ToldRows
 from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.state.request import RequestBatch
 from predictor.core.state.snapshot import from_log
@@ -41,6 +45,8 @@ class Answered:
     actual_s: np.ndarray
     runtime_s: np.ndarray
     actual_runtime_s: np.ndarray
+
+    told: int = 0  # how many are the answers the site told (the first fields' ``told``)
 
     def __len__(self) -> int:
         return int(self.actual_s.size)
@@ -112,13 +118,43 @@ def last_ended(end_s: np.ndarray, n_jobs: int, by_s: float = np.inf) -> np.ndarr
 def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:
     """The rows of the ``n_jobs`` jobs of the fitted history that ended last
     (:func:`last_ended`; not row 0: it has no past)."""
-    ended = _ends(bundle.jobs)
+    return scored_rows(bundle.jobs, n_jobs)
+
+
+def scored_rows(jobs: pd.DataFrame, n_jobs: int) -> np.ndarray:
+    """:func:`last_rows` of a history frame before it is fitted (the same rows)."""
+    ended = _ends(jobs)
     ended[:1] = np.inf  # row 0 is never scored
     return last_ended(ended, n_jobs)
 
 
-def choose_on_history(bundle: FittedBundle, n_jobs: int) -> tuple[RuleChoice, Answered]:
+def pooled_answers(bundle: FittedBundle, rows: np.ndarray, told: ToldRows) -> Answered:
+    """Rows ``rows`` of ``bundle.jobs``: the answer the site told where ``told.kept``, the
+    others answered again at their arrival (:func:`answer_rows`); the actual waits and
+    runtimes from the history either way."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if told.kept.shape != rows.shape:
+        raise ValueError(f"told answers for {told.kept.size} jobs, {rows.size} rows asked")
+    again = answer_rows(bundle, rows[~told.kept])
+    fields = []
+    for name in ("history_s", "queue_s", "runtime_s"):
+        col = np.array(getattr(told, name), dtype=float, copy=True)
+        col[~told.kept] = getattr(again, name)
+        fields.append(col)
+    jobs = bundle.jobs
+    actual = jobs["wait_time"].to_numpy(float)[rows]
+    run = jobs["run_time"].to_numpy(float)[rows]
+    return Answered(fields[0], fields[1], actual, fields[2], run, int(told.kept.sum()))
+
+
+def choose_on_history(
+    bundle: FittedBundle, n_jobs: int, told: Callable[[np.ndarray], ToldRows] | None = None
+) -> tuple[RuleChoice, Answered]:
     """The headline rule chosen on the ``n_jobs`` jobs of the history that ended last
-    (:func:`last_rows`), and their answers."""
-    answered = answer_rows(bundle, last_rows(bundle, n_jobs))
-    return choose_rule(answered.history_s, answered.queue_s, answered.actual_s), answered
+    (:func:`last_rows`), and their answers. ``told(rows)``: the answers the site told those
+    rows' jobs, where it kept them (None: every job answered again)."""
+    rows = last_rows(bundle, n_jobs)
+    kept = told(rows) if told is not None else ToldRows.none(rows.size)
+    answered = pooled_answers(bundle, rows, kept)
+    choice = choose_rule(answered.history_s, answered.queue_s, answered.actual_s, answered.told)
+    return choice, answered

@@ -17,7 +17,7 @@ history once and hands this object to ``arrival.decide_arrival`` (the replay han
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,6 +29,7 @@ from jobmolding.core.future import (
     predicted_ends,
 )
 from jobmolding.core.headline import DEFAULT, headline_wait
+from jobmolding.core.told import Told
 from predictor.core.bundle import RequestAnswer, predict_requests
 from predictor.core.response import response_rangeset
 from predictor.core.runtime.rangeset import RangeSet
@@ -156,17 +157,32 @@ class LiveBundle:
     """A site's fitted bundle as the arrival decision asks for it (``ArrivalPredictor``), with
     the headline rule chosen for it (``headline_scores.choose_on_history``). ``fractions``:
     the limit fractions of a past instant's finished jobs, to answer as of that instant (the
-    fitted history's when None: a live site answers about now)."""
+    fitted history's when None: a live site answers about now). ``told``: the figures of
+    every new request it answered, by (snapshot instant, size), for the caller to keep the
+    one it submits (:mod:`jobmolding.core.told`; :meth:`told_for`)."""
 
     bundle: FittedBundle
     rule: str = DEFAULT
     fractions: LimitFractions | None = None
+    told: dict[tuple[float, int], Told] = field(default_factory=dict, compare=False)
 
     def answers(self, snapshot: Snapshot, requests: RequestBatch) -> list[RequestAnswer]:
         """``predict_requests`` on the snapshot (the fitted history), with queue starts."""
         snap = replace(snapshot, history=self.bundle.jobs)
         answers = predict_requests(self.bundle, snap, requests)
-        return with_queue(self.bundle, snapshot, answers, self.rule, self.fractions)
+        out = with_queue(self.bundle, snapshot, answers, self.rule, self.fractions)
+        at = float(snapshot.time_s)
+        for a in out:
+            if isinstance(a, QueueAnswer):
+                q = float("nan") if a.queue_wait_s is None else float(a.queue_wait_s)
+                told = Told(float(a.history_wait_s), q, float(a.runtime.point_s))
+                self.told[(at, int(a.request.procs))] = told
+        return out
+
+    def told_for(self, at_s: float, procs: int) -> Told | None:
+        """The figures told a new request of ``procs`` processors answered on the snapshot of
+        instant ``at_s`` (None: none was)."""
+        return self.told.get((float(at_s), int(procs)))
 
     def predict(
         self, snapshot: Snapshot, requests: RequestBatch

@@ -105,6 +105,10 @@ class ReplayPredictor(ArrivalPredictor, Protocol):
 
     def refresh(self, snapshot: Snapshot) -> None: ...
 
+    def keep(self, job_key: int, at_s: float, procs: int) -> None:
+        """The job was submitted at ``at_s`` with ``procs`` processors, as answered on the
+        decision's snapshot: keep what it was told (``replay_bundle.ReplayBundle.keep``)."""
+
 
 class MoldingPolicy:
     """The engine's submit policy for the ``molding`` and ``delay`` strategies.
@@ -256,6 +260,8 @@ class MoldingPolicy:
         }
         if d.delayed:
             self.hold.hold(j, now, release)
+        if not held:  # submitted now, as answered on this snapshot: keep what it was told
+            self.predictor.keep(int(engine.jobs.job_id[j]), now, size)
         if size == int(self.requests.procs[j]) and not held:
             return None
         # the time limit of the chosen candidate, as the live site submits it

@@ -12,6 +12,12 @@ the history estimate and the queue-based start, by the rule a site keeps at each
 snapshot's queue and running jobs and the fitted history. Nothing from the log's own schedule
 is read.
 
+The rule is chosen on what the replayed site told its jobs, as a live site's is: the answer
+given on a decision's own snapshot for the size submitted is kept (:meth:`ReplayBundle.keep`,
+``told.ToldBook``) and scored once the job has ended; a job the replay held, or one submitted
+before the first decision, is answered again from the state at its arrival
+(``headline_scores.pooled_answers``).
+
 With a ``memo`` (``fit_memo.FitMemo``, one per evaluation) a fit on a history equal to one
 another replay of the same evaluation has fitted first takes that replay's bundle: the
 tuning part's replays all fit the same history at their first decision.
@@ -24,8 +30,9 @@ import pandas as pd
 
 from jobmolding.core.fit_memo import FitMemo
 from jobmolding.core.headline import DEFAULT, RuleChoice
-from jobmolding.core.headline_scores import choose_on_history
+from jobmolding.core.headline_scores import choose_on_history, scored_rows
 from jobmolding.core.live_bundle import LiveBundle
+from jobmolding.core.told import Told, ToldBook
 from predictor.core.bundle import FittedBundle, fit_bundle
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
@@ -68,13 +75,19 @@ class ReplayBundle:
         self.rule_jobs = rule_jobs
         self.bundle_: FittedBundle | None = None
         self.fitted_rows_ = 0
+        self.fitted_keys_ = np.zeros(0, dtype=np.int64)  # the log's job ids of the fitted rows
         self.fits_ = 0
         self.fit_s_ = 0.0
         self.wait_rules_: list[str] = []  # ``auto``'s weight rule kept at each fit
         self.headline_rules_: list[str] = []  # the headline rule kept at each fit
+        self.told_jobs_: list[int] = []  # how many scored jobs were as told, at each fit
+        self.book_ = ToldBook()  # what was told each job submitted at its decision
+        self._told: dict[tuple[float, int], Told] = {}  # this decision's answers
 
     def refresh(self, snapshot: Snapshot) -> None:
-        """Fit on ``snapshot``'s finished history when there is none or it has grown."""
+        """Before a decision: forget the last decision's answers; fit on ``snapshot``'s
+        finished history when there is none or it has grown."""
+        self._told = {}
         hist = snapshot.history
         done = (hist["wait_time"].to_numpy() >= 0) & (hist["run_time"].to_numpy() >= 0)
         rows = int(done.sum())
@@ -83,6 +96,8 @@ class ReplayBundle:
         if rows < MIN_HISTORY and self.bundle_ is not None:
             return
         frame = finished_history(hist, done)
+        keys = hist["job_id"].to_numpy()[done]
+        told = self.book_.rows(keys[scored_rows(frame, self.rule_jobs)])
 
         def fit() -> tuple[FittedBundle, RuleChoice]:
             bundle = fit_bundle(
@@ -95,16 +110,25 @@ class ReplayBundle:
             )
             if self.rule_jobs <= 0 or not bundle.has_waits:
                 return bundle, RuleChoice()
-            return bundle, choose_on_history(bundle, self.rule_jobs)[0]
+            told_of = lambda r: self.book_.rows(keys[r])  # noqa: E731
+            return bundle, choose_on_history(bundle, self.rule_jobs, told_of)[0]
 
-        settings = (self.machine_procs, self.wait_method, self.runtime_method, self.random_state,
-                    self.rule_jobs)  # fmt: skip
+        settings = (
+            self.machine_procs,
+            self.wait_method,
+            self.runtime_method,
+            self.random_state,
+            self.rule_jobs,
+            told.key(),
+        )  # fmt: skip  (equal told answers only)
         shared = self.memo.hits if self.memo is not None else 0
         first = self.fits_ == 0  # only first fits recur (fit_memo)
         found = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
         self.bundle_, choice = found
         self.headline_rules_.append(choice.rule)
+        self.told_jobs_.append(choice.told)
         self.fitted_rows_, self.fits_ = rows, self.fits_ + 1
+        self.fitted_keys_ = keys
         chosen = getattr(self.bundle_.wait, "chosen_rule", None)
         if chosen is not None:
             self.wait_rules_.append(chosen())
@@ -121,7 +145,14 @@ class ReplayBundle:
     ) -> tuple[np.ndarray, list[RangeSet]]:
         """As a live site answers (``LiveBundle``): the headline wait by the rule kept at the
         last fit."""
-        return LiveBundle(self._fitted(), self.rule_).predict(snapshot, requests)
+        return LiveBundle(self._fitted(), self.rule_, told=self._told).predict(snapshot, requests)
+
+    def keep(self, job_key: int, at_s: float, procs: int) -> None:
+        """Keep what was told job ``job_key`` (the log's job id) answered at ``at_s`` for
+        ``procs`` processors on this decision's snapshot: it was submitted so."""
+        told = self._told.get((float(at_s), int(procs)))
+        if told is not None:
+            self.book_.keep(int(job_key), told)
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:
         return LiveBundle(self._fitted()).runtimes(snapshot, requests)

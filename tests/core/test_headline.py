@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from jobmolding.core.headline import DEFAULT, MIN_JOBS, RULES, SAYS, choose_rule, headline_wait
-from jobmolding.core.headline_scores import answer_rows, choose_on_history, last_rows
+from jobmolding.core.headline_scores import (
+    answer_rows,
+    choose_on_history,
+    last_rows,
+    pooled_answers,
+)
 from jobmolding.core.live_bundle import LiveBundle
+from jobmolding.core.told import Told, ToldRows
 from predictor.core.bundle import fit_bundle
 from predictor.core.runtime.remaining import LimitFractions
 from predictor.core.state.request import RequestBatch
@@ -155,3 +163,42 @@ def test_a_history_without_known_waits_has_nothing_to_score() -> None:
     assert blind.wait is None
     with pytest.raises(ValueError, match="no known waits"):
         answer_rows(blind, np.arange(1, 5))
+
+
+def test_a_told_answer_is_scored_as_kept_and_only_the_others_are_answered_again(bundle) -> None:
+    rows = last_rows(bundle, 40)
+    again = answer_rows(bundle, rows)
+    kept = np.zeros(rows.size, dtype=bool)
+    kept[::3] = True  # every third job was told at its arrival
+    told = ToldRows(kept, np.where(kept, 11.0, np.nan), np.where(kept, np.nan, 0.0),
+                    np.where(kept, 33.0, np.nan))  # fmt: skip
+    got = pooled_answers(bundle, rows, told)
+    assert got.told == kept.sum() == 14
+    assert got.history_s[kept].tolist() == [11.0] * 14 and np.isnan(got.queue_s[kept]).all()
+    assert got.runtime_s[kept].tolist() == [33.0] * 14
+    np.testing.assert_array_equal(got.history_s[~kept], again.history_s[~kept])
+    np.testing.assert_array_equal(got.queue_s[~kept], again.queue_s[~kept])
+    np.testing.assert_array_equal(got.actual_s, again.actual_s)
+    choice, scored = choose_on_history(bundle, 40, lambda r: told if r.tolist() == rows.tolist()
+                                       else ToldRows.none(r.size))  # fmt: skip
+    assert choice.told == 14 and "14 as the site told them, 26 answered again" in choice.reason
+    assert scored.history_s.tolist() == got.history_s.tolist()
+    with pytest.raises(ValueError, match="told answers for 3 jobs, 40 rows"):
+        pooled_answers(bundle, rows, ToldRows.none(3))
+
+
+def test_a_live_answer_records_what_it_told_each_new_request(bundle) -> None:
+    jobs = bundle.jobs
+    t = float(jobs["submit_time"].iat[-1]) + 10.0
+    snap = from_log(jobs, t, machine_procs=32)
+    batch = RequestBatch.from_jobs(jobs.iloc[-2:])
+    new = replace(batch, submit_s=np.full(2, t), procs=np.array([4, 16]))
+    live = LiveBundle(bundle, "later")
+    answers = live.answers(snap, new)
+    for a in answers:
+        told = live.told_for(t, a.request.procs)
+        assert told is not None and told.history_s == a.history_wait_s
+        assert told.queue_s == a.queue_wait_s and told.runtime_s == a.runtime.point_s
+        assert Told.from_dict(told.as_dict()) == told
+    assert live.told_for(t, 8) is None and live.told_for(t + 1, 4) is None
+    assert Told.from_dict({"history_s": 1, "queue_s": None, "runtime_s": 2}).queue_s != 0

@@ -32,10 +32,14 @@ class FreeProcsPredictor:
     def __init__(self) -> None:
         self.calls: list[tuple[float, float, list[int]]] = []
         self.refreshed_at: float | None = None
+        self.kept: list[tuple[int, float, int]] = []
 
     def refresh(self, snapshot):
         if self.refreshed_at is None:
             self.refreshed_at = snapshot.time_s
+
+    def keep(self, job_key, at_s, procs):
+        self.kept.append((job_key, at_s, procs))
 
     def predict(self, snapshot, requests):
         self.calls.append(
@@ -77,6 +81,8 @@ def test_molding_shrinks_a_blocked_job_to_a_used_size_with_a_known_runtime() -> 
     # paper model: runtime drawn from user 1's runtimes at 4 processors (only 100 s)
     assert mold.runtime_s[3] == 100
     assert predictor.refreshed_at == 1010 and predictor.calls == [(1010, 1010, [4, 8])]
+    # submitted at its decision with the size chosen: what it was told at 4 is kept (job 4)
+    assert predictor.kept == [(4, 1010, 4)]
     assert runs["molding"].figures["molded_share"] == 1.0
     assert runs["molding"].figures["mean_response_s"] == 100
     # CPU work as run over the log's: 4 x 100 against 8 x 120
@@ -117,6 +123,8 @@ def test_delay_holds_the_job_until_the_predicted_end_and_followers_keep_spacing(
     assert predictor.calls[2:] == [(1020, 1020, [1])]
     figures = runs["delay"].figures
     assert figures["delayed_share"] == 1.0 and figures["mean_delay_s"] == pytest.approx(190)
+    # both went at a later release than their decision: no answer was told for that state
+    assert predictor.kept == []
 
 
 def test_no_delay_when_the_gain_is_under_the_threshold() -> None:
@@ -126,6 +134,7 @@ def test_no_delay_when_the_gain_is_under_the_threshold() -> None:
     # the delay alone (190) is under 0.2 x 1050 = 210, so t is looked at; 240 is not < 210
     assert runs["delay"].outcome.release_s[3] == 1010
     assert predictor.calls == [(1010, 1010, [9]), (1010, 1200, [9])]
+    assert predictor.kept == [(4, 1010, 9)]  # submitted at once: its answer at 1010 is kept
 
 
 def test_report_has_the_figures_per_strategy_and_the_params() -> None:

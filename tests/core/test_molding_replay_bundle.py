@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 
 from jobmolding.core.evaluate import evaluate, prepare
+from jobmolding.core.headline_scores import scored_rows
 from jobmolding.core.policy import MoldingParams
-from jobmolding.core.replay_bundle import ReplayBundle
+from jobmolding.core.replay_bundle import RULE_JOBS, ReplayBundle
+from jobmolding.core.told import ToldRows
 from traces.core.swf import SWF_FIELDS
 
 LIMIT_S = 6000.0
@@ -96,7 +98,6 @@ def test_the_replay_answers_as_a_live_site_with_the_headline_rule_a_site_would_k
     from jobmolding.core.headline import headline_wait
     from jobmolding.core.headline_scores import choose_on_history
     from jobmolding.core.live_bundle import LiveBundle
-    from jobmolding.core.replay_bundle import RULE_JOBS
     from predictor.core.bundle import predict_requests
     from predictor.core.state.request import JobRequest, RequestBatch
     from predictor.core.state.snapshot import ActiveJobs, Snapshot
@@ -119,7 +120,8 @@ def test_the_replay_answers_as_a_live_site_with_the_headline_rule_a_site_would_k
         history=replay.bundle_.jobs, machine_procs=16,
     )  # fmt: skip
     new = RequestBatch.of([JobRequest(user=2, procs=16, req_time_s=600.0, submit_s=now)])
-    assert replay.rule_ == choose_on_history(replay.bundle_, RULE_JOBS)[0].rule
+    told = choose_on_history(replay.bundle_, RULE_JOBS, lambda r: told_rows(replay, r))[0]
+    assert replay.rule_ == told.rule and told.told == replay.told_jobs_[-1] > 0
     assert (
         replay.headline_rules_[-1] == replay.rule_ and len(replay.headline_rules_) == replay.fits_
     )
@@ -135,3 +137,24 @@ def test_the_replay_answers_as_a_live_site_with_the_headline_rule_a_site_would_k
     queued = LiveBundle(replay.bundle_).runtimes(snap, waiting)
     assert answer.wait_s >= sum(r.point_s for r in queued) - 1e-6
     assert predict_requests(replay.bundle_, snap, new)[0].wait_s == answer.history_wait_s
+
+
+def told_rows(replay: ReplayBundle, rows: np.ndarray) -> ToldRows:
+    """What the replay kept as told the jobs of its fitted rows ``rows``."""
+    return replay.book_.rows(replay.fitted_keys_[rows])
+
+
+def test_each_fit_scores_what_the_replay_told_the_jobs_it_submitted_at_their_decision() -> None:
+    """A job submitted at its decision is scored on the answer it was told then; a warm-up
+    job (no decision) and a held one (submitted at a later state) are answered again."""
+    log = small_log(240, seed=5)
+    out, replay = run(log)
+    assert len(replay.told_jobs_) == replay.fits_ >= 2
+    assert replay.told_jobs_[0] == 0  # the first fit comes before the first decision
+    rows = scored_rows(replay.bundle_.jobs, RULE_JOBS)
+    job = replay.fitted_keys_[rows] - 1  # the log's rows (job ids 1..n)
+    submit = log["submit_time"].to_numpy(float)
+    at_decision = (job >= 60) & (out.release_s[job] == submit[job])
+    assert 0 < at_decision.sum() < job.size and (out.release_s > submit).any()
+    assert replay.told_jobs_[-1] == at_decision.sum()
+    assert told_rows(replay, rows).kept.tolist() == at_decision.tolist()

@@ -42,6 +42,9 @@ class QueuePredictor:
     def refresh(self, snapshot) -> None:
         return None
 
+    def keep(self, job_key, at_s, procs) -> None:
+        return None
+
 
 @pytest.mark.parametrize("guard", [0.0, 0.25])
 def test_the_live_site_decides_like_the_replay_job_by_job(monkeypatch, settings, guard) -> None:

@@ -91,6 +91,9 @@ class FixedPredictor:
     def refresh(self, snapshot) -> None:
         return None
 
+    def keep(self, job_key, at_s, procs) -> None:
+        return None
+
     def predict(self, snapshot, requests):
         return self.live.predict(snapshot, requests)
 

@@ -324,3 +324,40 @@ def test_the_interval_is_calibrated_on_the_errors_of_the_wait_the_site_tells() -
     told = headline_wait(choice.rule, answered.history_s, answered.queue_s)
     np.testing.assert_array_equal(model.wait_scores, scores(told, answered.actual_s))
     assert model.accuracy["wait_mae_s"] == pytest.approx(np.mean(np.abs(told - answered.actual_s)))
+
+
+def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> None:
+    """Jobs submitted at their decision keep what they were told; once they have ended last,
+    the next fit scores those answers (not answered again), and says how many it did."""
+    from holdqueue.services.history import history_frame
+    from holdqueue.services.told import site_told
+    from jobmolding.core.headline_scores import scored_rows
+
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    plain = client.post(f"/api/sites/{site.pk}/jobs/",
+                        job_body(mold=False, allow_delay=False), format="json")  # fmt: skip
+    body = job_body(procs=16, candidates=[4, 8], allow_delay=False)
+    decided = client.post(f"/api/sites/{site.pk}/jobs/", body, format="json")
+    assert plain.status_code == decided.status_code == 201, (plain.data, decided.data)
+    jobs = [SiteJob.objects.get(pk=r.data["id"]) for r in (plain, decided)]
+    told = [j.decision["told"] for j in jobs]
+    assert told[0]["history_s"] >= 0 and told[0]["runtime_s"] > 0
+    assert jobs[1].decision["molding"]["chosen_procs"] == jobs[1].procs_chosen
+    last = max(r.submit_s + r.wait_s + r.run_s for r in SiteHistory.objects.filter(site=site))
+    for k, job in enumerate(jobs):  # they ran and ended after every other job
+        SiteHistory.objects.create(site=site, job_key=job.backend_job_id, submit_s=last + k,
+                                   wait_s=30.0, run_s=500.0, procs=job.procs_chosen,
+                                   req_time_s=600.0)  # fmt: skip
+    model = site_predict._fit(site)
+    assert model.rule.told == 2 and "2 on the answer the site told them" in model.accuracy["how"]
+    frame = history_frame(site)
+    rows = scored_rows(frame, site_predict.CALIBRATION_JOBS)
+    got = site_told(site, np.ones(len(frame), dtype=bool))(rows)
+    assert got.kept.sum() == 2 and got.kept[-2:].all()
+    assert got.history_s[-2:].tolist() == [t["history_s"] for t in told]
+    assert got.runtime_s[-2:].tolist() == [t["runtime_s"] for t in told]
+    held_job = client.post(f"/api/sites/{site.pk}/jobs/",
+                           job_body(begin=(timezone.now() + dt.timedelta(hours=1)).isoformat()),
+                           format="json")  # fmt: skip
+    assert held_job.status_code == 201 and "told" not in held_job.data["decision"]
