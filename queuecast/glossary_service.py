@@ -75,9 +75,10 @@ TERMS = (
         shown is one of: the later of the two, the history estimate alone, the earlier of the
         two, or their geometric mean.
 
-        At each fit the site answers its last 200 finished jobs again (the last to end, so
-        that jobs that waited long are among them), each from the state at its arrival. It
-        shows the later of the two unless another rule's average error on those jobs is
+        At each fit the site scores its last 200 finished jobs (the last to end, so that
+        jobs that waited long are among them): a job submitted through the site on what it
+        was told when it was submitted, any other job answered again from the state at its
+        arrival. It shows the later of the two unless another rule's average error on those jobs is
         lower by more than 2 standard errors of the job-by-job differences (with fewer than
         20 jobs, the later). The interval around the wait is calibrated on
         the same jobs' errors of the wait shown.
