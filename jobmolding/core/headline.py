@@ -97,6 +97,16 @@ class RuleChoice:
                 "told": self.told, "mae_s": dict(self.mae_s), "reason": self.reason}  # fmt: skip
 
 
+def _how(told: int, n: int) -> str:
+    """How ``n`` scored jobs were answered, ``told`` of them as the site told them."""
+    if told <= 0:
+        return "each answered again from the state at its arrival"
+    if told >= n:
+        return "each on the answer the site told it at its arrival"
+    return (f"each answered at its arrival ({told} as the site told them, {n - told} "
+            "answered again from the state then)")  # fmt: skip
+
+
 def choose_rule(
     history_s: np.ndarray, queue_s: np.ndarray, actual_s: np.ndarray, told: int = 0
 ) -> RuleChoice:
@@ -114,9 +124,7 @@ def choose_rule(
     best = min(RULES, key=lambda r: (mae[r], list(RULES).index(r)))
     gain = err[DEFAULT] - err[best]
     margin = SWITCH_Z * float(gain.std(ddof=1)) / np.sqrt(y.size)
-    jobs = (f"this history's last {y.size} finished jobs, each answered at its arrival "
-            f"({told} as the site told them, {y.size - told} answered again from the state "
-            "then)")  # fmt: skip
+    jobs = f"this history's last {y.size} finished jobs, {_how(told, int(y.size))}"
     if best == DEFAULT or float(gain.mean()) <= margin:
         return RuleChoice(DEFAULT, int(y.size), mae, f"on {jobs}, no rule erred clearly less "
                           f"than the later of the two ({mae[DEFAULT]:.0f} s; the least: {best}, "

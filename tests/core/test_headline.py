@@ -54,6 +54,8 @@ def test_a_rule_that_errs_clearly_less_than_the_later_is_kept() -> None:
     assert "last 60 finished jobs" in over.reason and "standard errors" in over.reason
     under = choose_rule(y - 1000.0, y - 2000.0, y)  # both under: the later is nearer
     assert under.rule == "later" and "no rule erred clearly less" in under.reason
+    assert "each answered again from the state at its arrival" in under.reason
+    assert "each on the answer the site told it" in choose_rule(y, y, y, told=60).reason
 
 
 def test_the_later_stays_unless_another_rule_beats_it_by_two_standard_errors() -> None:

@@ -82,7 +82,7 @@ def test_predict_page_answers_for_a_live_site_with_the_calibrated_interval(site,
     assert 'id="rangeset-spec"' in page
     # which rule made the wait shown, and why, linked to its glossary entry
     assert 'id="headline-rule"' in page and 'href="/glossary/#headline-rule"' in page
-    assert "finished jobs, each answered at its arrival" in page
+    assert "finished jobs, each answered again from the state at its arrival" in page
 
 
 def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
