@@ -357,6 +357,9 @@ def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> Non
     assert got.kept.sum() == 2 and got.kept[-2:].all()
     assert got.history_s[-2:].tolist() == [t["history_s"] for t in told]
     assert got.runtime_s[-2:].tolist() == [t["runtime_s"] for t in told]
+    # a frame read before a row was added: nothing matched by position, all answered again
+    stale = site_told(site, np.ones(len(frame) - 1, dtype=bool))(rows[:-1])
+    assert not stale.kept.any()
     held_job = client.post(f"/api/sites/{site.pk}/jobs/",
                            job_body(begin=(timezone.now() + dt.timedelta(hours=1)).isoformat()),
                            format="json")  # fmt: skip
