@@ -46,7 +46,7 @@ class Answered:
     runtime_s: np.ndarray
     actual_runtime_s: np.ndarray
 
-    told: int = 0  # how many are the answers the site told (the first fields' ``told``)
+    told: int = 0  # how many rows hold the answer the site told (the others: answered again)
 
     def __len__(self) -> int:
         return int(self.actual_s.size)

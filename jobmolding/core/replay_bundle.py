@@ -25,6 +25,8 @@ tuning part's replays all fit the same history at their first decision.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -32,7 +34,7 @@ from jobmolding.core.fit_memo import FitMemo
 from jobmolding.core.headline import DEFAULT, RuleChoice
 from jobmolding.core.headline_scores import choose_on_history, scored_rows
 from jobmolding.core.live_bundle import LiveBundle
-from jobmolding.core.told import Told, ToldBook
+from jobmolding.core.told import Told, ToldBook, ToldRows
 from predictor.core.bundle import FittedBundle, fit_bundle
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
@@ -110,17 +112,11 @@ class ReplayBundle:
             )
             if self.rule_jobs <= 0 or not bundle.has_waits:
                 return bundle, RuleChoice()
-            told_of = lambda r: self.book_.rows(keys[r])  # noqa: E731
-            return bundle, choose_on_history(bundle, self.rule_jobs, told_of)[0]
+            return bundle, choose_on_history(bundle, self.rule_jobs, self._told_of(keys))[0]
 
-        settings = (
-            self.machine_procs,
-            self.wait_method,
-            self.runtime_method,
-            self.random_state,
-            self.rule_jobs,
-            told.key(),
-        )  # fmt: skip  (equal told answers only)
+        # a fit is shared only with a replay that told the scored jobs the same answers
+        settings = (self.machine_procs, self.wait_method, self.runtime_method,
+                    self.random_state, self.rule_jobs, told.key())  # fmt: skip
         shared = self.memo.hits if self.memo is not None else 0
         first = self.fits_ == 0  # only first fits recur (fit_memo)
         found = fit() if self.memo is None else self.memo.get(settings, frame, fit, first)
@@ -134,6 +130,10 @@ class ReplayBundle:
             self.wait_rules_.append(chosen())
         if self.memo is None or self.memo.hits == shared:  # a shared fit cost nothing here
             self.fit_s_ += self.bundle_.fit_s
+
+    def _told_of(self, keys: np.ndarray) -> Callable[[np.ndarray], ToldRows]:
+        """``told(rows)`` of a fitted history whose rows are the log's jobs ``keys``."""
+        return lambda rows: self.book_.rows(keys[rows])
 
     @property
     def rule_(self) -> str:

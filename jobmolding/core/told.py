@@ -45,8 +45,8 @@ class Told:
 
     @classmethod
     def from_dict(cls, body: Mapping[str, Any]) -> Told:
-        """Read back :meth:`as_dict` (a missing queue start as ``nan``); KeyError or
-        ValueError on a body that is not one."""
+        """Read back :meth:`as_dict` (a missing queue start as ``nan``); KeyError, TypeError
+        or ValueError on a body that is not one."""
         h, r = float(body["history_s"]), float(body["runtime_s"])
         q = body.get("queue_s")
         return cls(h, float("nan") if q is None else float(q), r)
