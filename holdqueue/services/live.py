@@ -53,10 +53,9 @@ def decide_for_arrival(
     mold_job, allow_delay = bool(data.get("mold", True)), bool(data.get("allow_delay", True))
     if not mold_job and not allow_delay:
         limit = int(data["time_limit_s"])
-        prediction = plain_prediction(site, backend, user, data, arrived)
-        told = prediction.pop("told", None) if prediction else None
-        record = {"molding": None, "delay": None, "prediction": prediction}
-        return Plan(int(data["procs"]), None, None, {**record, **(told or {})}, limit)
+        return Plan(
+            int(data["procs"]), None, None, plain_record(site, backend, user, data, arrived), limit
+        )
     history = history_frame(site)
     snap = live_snapshot(site, arrived, bk.active_jobs(site, backend), history)
     predictor = site_predict.site_answers(site, history)
@@ -89,30 +88,33 @@ def decide_for_arrival(
     return Plan(decision.procs, None, None, record, int(decision.time_limit_s))
 
 
-def plain_prediction(
+def plain_record(
     site: Site, backend: Backend, user: Any, data: dict[str, Any], arrived: dt.datetime
-) -> dict[str, Any] | None:
-    """The arrival-time prediction of a job submitted as asked (no molding, no hold), so its
-    page can show the prediction's error once it starts: the wait and runtime the site's
-    bundle answers for its size on the live queue. None when the site cannot predict yet
-    (too little history) or its batch system does not answer: the job goes anyway."""
+) -> dict[str, Any]:
+    """The decision record of a job submitted as asked (no molding, no hold): its arrival-time
+    ``prediction``, so its page can show the prediction's error once it starts (the wait and
+    runtime the site's bundle answers for its size on the live queue), and what it was
+    ``told`` (``holdqueue.services.told``). The prediction is None when the site cannot
+    predict yet (too little history) or its batch system does not answer: the job goes
+    anyway."""
+    record: dict[str, Any] = {"molding": None, "delay": None, "prediction": None}
     try:
         predictor = site_predict.site_answers(site)
         jobs = bk.active_jobs(site, backend)
     except QueuecastError:
-        return None
+        return record
     # the bundle answers from the history it was fitted on: the snapshot needs none
     no_history = pd.DataFrame({f: np.zeros(0) for f in SWF_FIELDS})
     snap = live_snapshot(site, arrived, jobs, no_history)
     request = request_for(site, user.get_username(), data, arrived)
     waits, runtimes = predictor.predict(snap, RequestBatch.of([request]))
-    return {
+    record["prediction"] = {
         "procs": request.procs,
         "wait_s": float(waits[0]),
         "runtime_s": float(runtimes[0].point_s),
         "response_s": float(waits[0] + runtimes[0].point_s),
-        "told": told_record(predictor, snap.time_s, request.procs),  # the caller moves it
     }
+    return {**record, **told_record(predictor, snap.time_s, request.procs)}
 
 
 def site_status(site: Site) -> dict[str, Any]:

@@ -118,10 +118,10 @@ def last_ended(end_s: np.ndarray, n_jobs: int, by_s: float = np.inf) -> np.ndarr
 def last_rows(bundle: FittedBundle, n_jobs: int) -> np.ndarray:
     """The rows of the ``n_jobs`` jobs of the fitted history that ended last
     (:func:`last_ended`; not row 0: it has no past)."""
-    return scored_rows(bundle.jobs, n_jobs)
+    return last_rows_in(bundle.jobs, n_jobs)
 
 
-def scored_rows(jobs: pd.DataFrame, n_jobs: int) -> np.ndarray:
+def last_rows_in(jobs: pd.DataFrame, n_jobs: int) -> np.ndarray:
     """:func:`last_rows` of a history frame before it is fitted (the same rows)."""
     ended = _ends(jobs)
     ended[:1] = np.inf  # row 0 is never scored
@@ -135,12 +135,13 @@ def pooled_answers(bundle: FittedBundle, rows: np.ndarray, told: ToldRows) -> An
     rows = np.asarray(rows, dtype=np.int64)
     if told.kept.shape != rows.shape:
         raise ValueError(f"told answers for {told.kept.size} jobs, {rows.size} rows asked")
-    again = answer_rows(bundle, rows[~told.kept])
-    fields = []
-    for name in ("history_s", "queue_s", "runtime_s"):
-        col = np.array(getattr(told, name), dtype=float, copy=True)
-        col[~told.kept] = getattr(again, name)
-        fields.append(col)
+    fields = [
+        np.array(getattr(told, f), dtype=float) for f in ("history_s", "queue_s", "runtime_s")
+    ]
+    if not told.kept.all():  # every job told: nothing to answer again
+        again = answer_rows(bundle, rows[~told.kept])
+        for col, got in zip(fields, (again.history_s, again.queue_s, again.runtime_s), strict=True):
+            col[~told.kept] = got
     jobs = bundle.jobs
     actual = jobs["wait_time"].to_numpy(float)[rows]
     run = jobs["run_time"].to_numpy(float)[rows]

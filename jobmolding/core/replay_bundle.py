@@ -32,7 +32,7 @@ import pandas as pd
 
 from jobmolding.core.fit_memo import FitMemo
 from jobmolding.core.headline import DEFAULT, RuleChoice
-from jobmolding.core.headline_scores import choose_on_history, scored_rows
+from jobmolding.core.headline_scores import choose_on_history, last_rows_in
 from jobmolding.core.live_bundle import LiveBundle
 from jobmolding.core.told import Told, ToldBook, ToldRows
 from predictor.core.bundle import FittedBundle, fit_bundle
@@ -99,7 +99,7 @@ class ReplayBundle:
             return
         frame = finished_history(hist, done)
         keys = hist["job_id"].to_numpy()[done]
-        told = self.book_.rows(keys[scored_rows(frame, self.rule_jobs)])
+        told = self.book_.rows(keys[last_rows_in(frame, self.rule_jobs)])
 
         def fit() -> tuple[FittedBundle, RuleChoice]:
             bundle = fit_bundle(

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from jobmolding.core.evaluate import evaluate, prepare
-from jobmolding.core.headline_scores import scored_rows
+from jobmolding.core.headline_scores import last_rows_in
 from jobmolding.core.policy import MoldingParams
 from jobmolding.core.replay_bundle import RULE_JOBS, ReplayBundle
 from jobmolding.core.told import ToldRows
@@ -151,7 +151,7 @@ def test_each_fit_scores_what_the_replay_told_the_jobs_it_submitted_at_their_dec
     out, replay = run(log)
     assert len(replay.told_jobs_) == replay.fits_ >= 2
     assert replay.told_jobs_[0] == 0  # the first fit comes before the first decision
-    rows = scored_rows(replay.bundle_.jobs, RULE_JOBS)
+    rows = last_rows_in(replay.bundle_.jobs, RULE_JOBS)
     job = replay.fitted_keys_[rows] - 1  # the log's rows (job ids 1..n)
     submit = log["submit_time"].to_numpy(float)
     at_decision = (job >= 60) & (out.release_s[job] == submit[job])

@@ -331,7 +331,7 @@ def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> Non
     the next fit scores those answers (not answered again), and says how many it did."""
     from holdqueue.services.history import history_frame
     from holdqueue.services.told import site_told
-    from jobmolding.core.headline_scores import scored_rows
+    from jobmolding.core.headline_scores import last_rows_in
 
     site = simulated_site()
     client = api_for(make_user("alice"))
@@ -352,7 +352,7 @@ def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> Non
     model = site_predict._fit(site)
     assert model.rule.told == 2 and "2 on the answer the site told them" in model.accuracy["how"]
     frame = history_frame(site)
-    rows = scored_rows(frame, site_predict.CALIBRATION_JOBS)
+    rows = last_rows_in(frame, site_predict.CALIBRATION_JOBS)
     got = site_told(site, np.ones(len(frame), dtype=bool))(rows)
     assert got.kept.sum() == 2 and got.kept[-2:].all()
     assert got.history_s[-2:].tolist() == [t["history_s"] for t in told]
