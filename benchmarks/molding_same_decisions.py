@@ -8,7 +8,9 @@
 LOG is an SWF file (a slice: the header and the first N job lines). The code measured is the
 one of the current directory (run it from the checkout's root). It replays baseline, molding
 and delay as ``evaluate_molding --runtime-model downey --sigma S`` does (guard and hold
-threshold chosen on the tuning part, ``ReplayBundle`` with ``sim`` and ``rangeset``), and saves
+threshold chosen on the tuning part, ``ReplayBundle`` with ``sim`` and ``rangeset``, or the
+methods ``--wait-method`` and ``--runtime-method`` name: ``auto`` and ``choose`` are the live
+service's), and saves
 or compares every figure, each guard's and threshold's tuning figures, every decision and every
 job's size and start. It prints the figures, the CPU seconds, and the differences (none: equal).
 """
@@ -31,7 +33,7 @@ from jobmolding.core.replay_bundle import ReplayBundle
 from traces.core.swf import read_swf
 
 
-def replay(path: str, sigma: float) -> dict[str, Any]:
+def replay(path: str, sigma: float, wait: str, runtime: str) -> dict[str, Any]:
     swf = read_swf(path)
     setup = prepare(swf.jobs, swf.machine_procs, 0.2, swf.header.max_runtime)
     params = MoldingParams(runtime_model="downey", sigma=sigma, guard=None)
@@ -39,7 +41,7 @@ def replay(path: str, sigma: float) -> dict[str, Any]:
         setup,
         ["baseline", "molding", "delay"],
         params,
-        lambda s: ReplayBundle(s.jobs.machine_procs, "sim", "rangeset"),
+        lambda s: ReplayBundle(s.jobs.machine_procs, wait, runtime),
     )
     return {
         name: {
@@ -68,12 +70,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("log")
     parser.add_argument("--sigma", type=float, default=1.0)
+    parser.add_argument("--wait-method", default="sim")
+    parser.add_argument("--runtime-method", default="rangeset")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--save")
     group.add_argument("--check")
     args = parser.parse_args()
     began = time.process_time()
-    got = json.loads(json.dumps(replay(args.log, args.sigma), default=float))
+    ran = replay(args.log, args.sigma, args.wait_method, args.runtime_method)
+    got = json.loads(json.dumps(ran, default=float))
     for name, run in got.items():
         f = run["figures"]
         print(

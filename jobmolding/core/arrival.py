@@ -9,7 +9,10 @@ object that answers on it (a bundle fitted on the simulated past, the site's bun
    (``choice.choose_size`` scores the response rangeSets). A candidate's runtime is the
    job's *own* predicted rangeSet times the speed-up model's factor (``factors``, work
    conserving), or, without factors (the seed's ``paper`` model), each size's own
-   prediction.
+   prediction. Under factors the runtime method is asked for the own size only, and the
+   scaled rangeSets go into the answers (``predict_requests``' ``runtimes``): what the
+   predictor answers, and a site tells the job it submits (``told``), is the runtime the
+   decision used.
    Under a work-conserving model a candidate that would do more CPU work than the original
    size (``n f_n > work_limit x n0``; under Downey with ``A = n0`` every larger size) is not
    offered (:func:`within_work`): the job's own predicted gain does not count the
@@ -52,12 +55,15 @@ from predictor.core.state.snapshot import Snapshot
 
 class ArrivalPredictor(Protocol):
     """Answers on a snapshot: ``predict`` gives (K,) waits and K runtime rangeSets of K
-    requests; ``runtimes`` only the rangeSets (the queued jobs' for the delay);
-    ``running_ends`` the running jobs' predicted ends given how long they have run
-    (``future.predicted_ends``)."""
+    requests (with ``runtimes`` given, those: no runtime is predicted, ``predict_requests``);
+    ``runtimes`` only the rangeSets (the queued jobs' for the delay); ``running_ends`` the
+    running jobs' predicted ends given how long they have run (``future.predicted_ends``)."""
 
     def predict(
-        self, snapshot: Snapshot, requests: RequestBatch
+        self,
+        snapshot: Snapshot,
+        requests: RequestBatch,
+        runtimes: list[RangeSet] | None = None,
     ) -> tuple[np.ndarray, list[RangeSet]]: ...
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]: ...
@@ -174,10 +180,13 @@ def mold_on(
     k = cands.procs.size
     batch = RequestBatch.of([request] * k)
     batch = replace(batch, procs=cands.procs.copy(), req_time_s=cands.req_time_s.copy())
-    waits, runtimes = predictor.predict(snapshot, batch)
-    if cands.factors is not None:
-        own = runtimes[int(np.flatnonzero(cands.procs == request.procs)[0])]
-        runtimes = [scaled_rangeset(own, float(f)) for f in cands.factors]
+    if cands.factors is None:  # the seed's model: each size's own prediction
+        waits, runtimes = predictor.predict(snapshot, batch)
+    else:  # work conserving: the job's own rangeSet, asked for once, scaled to each size
+        own = np.flatnonzero(cands.procs == request.procs)[:1]
+        mine = predictor.runtimes(snapshot, batch.take(own))[0]
+        runtimes = [scaled_rangeset(mine, float(f)) for f in cands.factors]
+        waits, _ = predictor.predict(snapshot, batch, runtimes)
     choice = choose_size(request.procs, cands.procs, waits, runtimes)  # type: ignore[arg-type]
     return guarded(choice, guard)
 

@@ -166,10 +166,16 @@ class LiveBundle:
     fractions: LimitFractions | None = None
     told: dict[tuple[float, int], Told] = field(default_factory=dict, compare=False)
 
-    def answers(self, snapshot: Snapshot, requests: RequestBatch) -> list[RequestAnswer]:
-        """``predict_requests`` on the snapshot (the fitted history), with queue starts."""
+    def answers(
+        self,
+        snapshot: Snapshot,
+        requests: RequestBatch,
+        runtimes: list[RangeSet] | None = None,
+    ) -> list[RequestAnswer]:
+        """``predict_requests`` on the snapshot (the fitted history), with queue starts;
+        ``runtimes`` as there (the requests' rangeSets, when the caller has them)."""
         snap = replace(snapshot, history=self.bundle.jobs)
-        answers = predict_requests(self.bundle, snap, requests)
+        answers = predict_requests(self.bundle, snap, requests, runtimes)
         out = with_queue(self.bundle, snapshot, answers, self.rule, self.fractions)
         at = float(snapshot.time_s)
         for a in out:
@@ -185,9 +191,12 @@ class LiveBundle:
         return self.told.get((float(at_s), int(procs)))
 
     def predict(
-        self, snapshot: Snapshot, requests: RequestBatch
+        self,
+        snapshot: Snapshot,
+        requests: RequestBatch,
+        runtimes: list[RangeSet] | None = None,
     ) -> tuple[np.ndarray, list[RangeSet]]:
-        answers = self.answers(snapshot, requests)
+        answers = self.answers(snapshot, requests, runtimes)
         return np.array([a.wait_s for a in answers], float), [a.runtime for a in answers]
 
     def runtimes(self, snapshot: Snapshot, requests: RequestBatch) -> list[RangeSet]:

@@ -141,11 +141,15 @@ class ReplayBundle:
         return self.headline_rules_[-1] if self.headline_rules_ else DEFAULT
 
     def predict(
-        self, snapshot: Snapshot, requests: RequestBatch
+        self,
+        snapshot: Snapshot,
+        requests: RequestBatch,
+        runtimes: list[RangeSet] | None = None,
     ) -> tuple[np.ndarray, list[RangeSet]]:
         """As a live site answers (``LiveBundle``): the headline wait by the rule kept at the
         last fit."""
-        return LiveBundle(self._fitted(), self.rule_, told=self._told).predict(snapshot, requests)
+        live = LiveBundle(self._fitted(), self.rule_, told=self._told)
+        return live.predict(snapshot, requests, runtimes)
 
     def keep(self, job_key: int, at_s: float, procs: int) -> None:
         """Keep what was told job ``job_key`` (the log's job id) answered at ``at_s`` for

@@ -212,19 +212,27 @@ def predict_requests(
     bundle: FittedBundle,
     snapshot: Snapshot,
     requests: JobRequest | list[JobRequest] | RequestBatch,
+    runtimes: list[RangeSet] | None = None,
 ) -> list[RequestAnswer]:
     """Wait, runtime rangeSet and response rangeSet of each request arriving in ``snapshot``.
 
     One batched call per method: the candidates of a molding arrival cost one state
-    computation and one history look-up per method, not one each. Raises ``ValueError`` for
-    a bundle without wait methods.
+    computation and one history look-up per method, not one each. ``runtimes``: the
+    requests' runtime rangeSets when the caller already has them (a molding arrival under a
+    work-conserving model: the job's own rangeSet scaled to each size,
+    ``jobmolding.core.arrival.mold_on``); the runtime method is then not asked, and each
+    response is that rangeSet plus the wait. A wait never reads the request's runtime
+    (``predict_waits``). Raises ``ValueError`` for a bundle without wait methods, or for
+    ``runtimes`` of another length than the requests.
     """
     batch = as_batch(requests)
+    if runtimes is not None and len(runtimes) != len(batch):
+        raise ValueError(f"{len(runtimes)} runtimes for {len(batch)} requests")
     waits = predict_waits(bundle, snapshot, batch)
-    runtime = bundle.runtime.predict(snapshot, batch)
+    ranges = bundle.runtime.predict(snapshot, batch).ranges if runtimes is None else runtimes
     answers = []
     for k, wait in enumerate(waits):
-        rs = runtime.ranges[k]
+        rs = ranges[k]
         answers.append(
             RequestAnswer(
                 **vars(wait),

@@ -204,3 +204,46 @@ def test_a_live_answer_records_what_it_told_each_new_request(bundle) -> None:
         assert Told.from_dict(told.as_dict()) == told
     assert live.told_for(t, 8) is None and live.told_for(t + 1, 4) is None
     assert Told.from_dict({"history_s": 1, "queue_s": None, "runtime_s": 2}).queue_s != 0
+
+
+def test_a_molding_arrival_asks_the_runtime_method_for_its_own_size_only(
+    bundle, monkeypatch
+) -> None:
+    """Under a work-conserving model each candidate's runtime is the job's own rangeSet
+    scaled (``arrival.mold_on``): the runtime method answers the own size once, and the
+    answers, and what the site keeps as told, carry the scaled rangeSets the decision used.
+    The waits are those of a plain answer (a wait never reads the request's runtime)."""
+    from jobmolding.core.arrival import Candidates, mold_on
+    from jobmolding.core.runtime_models import scaled_rangeset
+
+    jobs = bundle.jobs
+    t = float(jobs["submit_time"].iat[-1]) + 10.0
+    snap = from_log(jobs, t, machine_procs=32)
+    request = RequestBatch.from_jobs(jobs.iloc[-1:]).request(0).at(t).with_procs(8)
+    factors = np.array([1.6, 1.0, 0.7])
+    cands = Candidates(np.array([4, 8, 16]), np.full(3, float(request.req_time_s)), factors)
+    asked: list[list[int]] = []
+    method = type(bundle.runtime)
+    predict = method.predict
+
+    def counted(self, snapshot, requests, *args, **kwargs):
+        if self is bundle.runtime:
+            asked.append(requests.procs.tolist())
+        return predict(self, snapshot, requests, *args, **kwargs)
+
+    monkeypatch.setattr(method, "predict", counted)
+    live = LiveBundle(bundle, "later")
+    decision = mold_on(snap, request, cands, live)
+    queue = [snap.running.requests.procs.tolist(), snap.waiting.requests.procs.tolist()]
+    assert asked[0] == [8] and all(a in queue for a in asked[1:])  # the queue's own jobs
+    own = predict(bundle.runtime, replace(snap, history=jobs), RequestBatch.of([request])).ranges[0]
+    want = [scaled_rangeset(own, f).point_s for f in factors]
+    assert decision.runtime_s.tolist() == want
+    for size, point in zip(cands.procs, want, strict=True):
+        told = live.told_for(t, int(size))
+        assert told is not None and told.runtime_s == point
+    batch = replace(RequestBatch.of([request] * 3), procs=cands.procs.copy())
+    plain, _ = LiveBundle(bundle, "later").predict(snap, batch)
+    assert decision.wait_s.tolist() == plain.tolist()
+    with pytest.raises(ValueError, match="2 runtimes for 3 requests"):
+        live.predict(snap, batch, [own, own])

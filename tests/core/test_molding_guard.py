@@ -171,8 +171,8 @@ def test_a_candidate_doing_more_work_than_the_original_is_not_offered() -> None:
 
 def test_the_decision_never_expands_a_job_under_the_work_limit() -> None:
     class LargerIsSooner:  # the larger the size, the shorter the wait: expanding looks best
-        def predict(self, snapshot, requests):
-            return 1000.0 / requests.procs, [point(100.0)] * len(requests)
+        def predict(self, snapshot, requests, runtimes=None):
+            return 1000.0 / requests.procs, runtimes or [point(100.0)] * len(requests)
 
         def runtimes(self, snapshot, requests):
             return [point(100.0)] * len(requests)

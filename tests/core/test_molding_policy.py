@@ -41,12 +41,12 @@ class FreeProcsPredictor:
     def keep(self, job_key, at_s, procs):
         self.kept.append((job_key, at_s, procs))
 
-    def predict(self, snapshot, requests):
+    def predict(self, snapshot, requests, runtimes=None):
         self.calls.append(
             (snapshot.known_at_s, float(requests.submit_s[0]), requests.procs.tolist())
         )
         waits = np.where(requests.procs <= snapshot.free_procs, 0.0, 1000.0)
-        return waits, self.runtimes(snapshot, requests)
+        return waits, runtimes if runtimes is not None else self.runtimes(snapshot, requests)
 
     def runtimes(self, snapshot, requests):
         half = requests.req_time_s / 2.0

@@ -94,8 +94,8 @@ class FixedPredictor:
     def keep(self, job_key, at_s, procs) -> None:
         return None
 
-    def predict(self, snapshot, requests):
-        return self.live.predict(snapshot, requests)
+    def predict(self, snapshot, requests, runtimes=None):
+        return self.live.predict(snapshot, requests, runtimes)
 
     def runtimes(self, snapshot, requests):
         return self.live.runtimes(snapshot, requests)

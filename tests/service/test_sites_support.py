@@ -99,9 +99,11 @@ class SeamPredictor:
     site: Any
     answer: Any
 
-    def predict(self, snapshot: Any, batch: Any) -> tuple[np.ndarray, list[RangeSet]]:
+    def predict(
+        self, snapshot: Any, batch: Any, runtimes: Any = None
+    ) -> tuple[np.ndarray, list[RangeSet]]:
         got = self.answer(self.site, snapshot, batch)
-        return got.wait_s, got.runtimes
+        return got.wait_s, got.runtimes if runtimes is None else runtimes
 
     def runtimes(self, snapshot: Any, batch: Any) -> list[RangeSet]:
         return self.answer(self.site, snapshot, batch).runtimes
