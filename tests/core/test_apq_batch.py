@@ -85,3 +85,23 @@ def test_a_molding_batch_answers_as_its_candidates_one_by_one_bit_for_bit(chain)
             assert got.wait_s[j] == one.wait_s[0]
             assert got.predictor[j] == one.predictor[0]
             assert got.support[j] == one.support[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batched_spreads_redo_only_the_kinds_a_candidate_changes_and_equal_numpys(seed):
+    """Each target's spread equals ``distribution_spread`` of its own distances to the bit,
+    whether none, one or several of its histograms differ from target 0's."""
+    rng = np.random.default_rng(seed)
+    history = rng.random((int(rng.integers(60, 3000)), 6, 10))
+    history /= history.sum(axis=2, keepdims=True)
+    targets = np.repeat(rng.random((1, 6, 10)), 5, axis=0)
+    for k, kinds in enumerate(([], [4], [4, 5], [0, 2, 5]), start=1):
+        targets[k, kinds] = rng.random((len(kinds), 10))
+    targets /= targets.sum(axis=2, keepdims=True)
+    hds = batch.hist_distances_batch(targets, history)
+    assert batch.spreads_batch(targets, hds) == [dist.distribution_spread(hd) for hd in hds]
+    alone = rng.random((400, 1))  # one column alone: numpy sums it pairwise, not row by row
+    assert (
+        dist.row_summed_std(np.repeat(alone, 2, axis=1)[:, 0])
+        == np.repeat(alone, 2, axis=1).std(axis=0)[0]
+    )

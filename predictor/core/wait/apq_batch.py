@@ -101,6 +101,27 @@ def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> l
     return out
 
 
+def spreads_batch(target_hist: np.ndarray, hds: list[np.ndarray]) -> list[float]:
+    """:func:`predictor.core.wait.apq_distance.distribution_spread` of each of
+    :func:`hist_distances_batch`'s arrays. The spread is the mean of the six columns' std, and
+    numpy takes each column's std of a C-ordered (m, 6) array on its own (running sums row
+    by row), so target k keeps target 0's std for every kind whose histogram equals target
+    0's and redoes only the others (``apq_distance.row_summed_std``): the same numbers, one
+    column a candidate size instead of six."""
+    first = hds[0]
+    if not len(first) or first.dtype != np.float64 or not first.flags.c_contiguous:
+        return [dist.distribution_spread(hd) for hd in hds]
+    std0 = first.std(axis=0)
+    out = [float(std0.mean())]
+    run = np.empty(len(first))
+    for k in range(1, len(hds)):
+        std = std0.copy()
+        for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1)):
+            std[j] = dist.row_summed_std(hds[k][:, j], run)
+        out.append(float(std.mean()))
+    return out
+
+
 def nearest_batch(dd: np.ndarray, n: int) -> np.ndarray:
     """(K, n) indices of the ``n`` smallest of each row of ``dd`` (K, m), as
     ``np.argpartition(dd[k], n - 1)[:n]`` (the same selection, row by row)."""
@@ -184,7 +205,7 @@ def predict_group(
     queue: list[np.ndarray | None] = [None] * (hi - lo)
     if thr < np.inf:  # as APQ.candidates(): distributions where the spread exceeds thr
         hds = hist_distances_batch(targets.hist[lo:hi], block.hist)
-        out.spreads[lo:hi] = [dist.distribution_spread(hd) for hd in hds]
+        out.spreads[lo:hi] = spreads_batch(targets.hist[lo:hi], hds)
         queue = [hd if s > thr else None for hd, s in zip(hds, out.spreads[lo:hi], strict=True)]
     scratch = idx.scratch((2, *block.x.shape))
     dd = combined_distances(

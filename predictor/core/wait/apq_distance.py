@@ -161,15 +161,22 @@ def column_std(a: np.ndarray) -> np.ndarray:
     numpy_sums_rows = a.ndim == 2 and a.flags.c_contiguous and a.dtype == np.float64
     if not numpy_sums_rows or a.shape[0] == 0 or a.shape[1] < 2:
         return a.std(axis=0)
-    m = a.shape[0]
-    out, run = np.empty(a.shape[1]), np.empty(m)
-    for j in range(a.shape[1]):
-        col = a[:, j].copy()
-        mean = np.add.accumulate(col, out=run)[-1] / m
-        col -= mean
-        col *= col
-        out[j] = np.add.accumulate(col, out=run)[-1] / m
-    return np.sqrt(out)
+    run = np.empty(a.shape[0])
+    return np.array([row_summed_std(a[:, j], run) for j in range(a.shape[1])])
+
+
+def row_summed_std(column: np.ndarray, run: np.ndarray | None = None) -> np.float64:
+    """The std of one float64 column as numpy takes it inside a C-ordered (m, n >= 2) array
+    along its first axis (:func:`column_std`: running sums, not numpy's pairwise sum of a
+    column alone), so one column of such an array can be redone on its own. ``run``: (m,)
+    scratch."""
+    m = column.shape[0]
+    run = np.empty(m) if run is None else run
+    col = column.copy()
+    mean = np.add.accumulate(col, out=run)[-1] / m
+    col -= mean
+    col *= col
+    return np.sqrt(np.add.accumulate(col, out=run)[-1] / m)
 
 
 def spread_of(column_std: np.ndarray) -> float:
