@@ -92,13 +92,15 @@ def test_batched_spreads_redo_only_the_kinds_a_candidate_changes_and_equal_numpy
     """Each target's spread equals ``distribution_spread`` of its own distances to the bit,
     whether none, one or several of its histograms differ from target 0's."""
     rng = np.random.default_rng(seed)
-    history = rng.random((int(rng.integers(60, 3000)), 6, 10))
+    history = rng.random((int(rng.integers(60, 3000)), 6, 10)).astype(np.float32)
     history /= history.sum(axis=2, keepdims=True)
-    targets = np.repeat(rng.random((1, 6, 10)), 5, axis=0)
+    targets = np.repeat(rng.random((1, 6, 10)).astype(np.float32), 5, axis=0)
     for k, kinds in enumerate(([], [4], [4, 5], [0, 2, 5]), start=1):
         targets[k, kinds] = rng.random((len(kinds), 10))
     targets /= targets.sum(axis=2, keepdims=True)
     hds = batch.hist_distances_batch(targets, history)
+    for k, hd in enumerate(hds):
+        assert np.array_equal(hd, dist.hist_distances_fixed(targets[k], history))
     assert batch.spreads_batch(targets, hds) == [dist.distribution_spread(hd) for hd in hds]
     alone = rng.random((400, 1))  # one column alone: numpy sums it pairwise, not row by row
     assert (

@@ -89,13 +89,18 @@ def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> l
     """:func:`predictor.core.wait.apq_distance.hist_distances_fixed` of K targets' histograms
     (K, 6, B) to one history's (m, 6, B), as K (m, 6) arrays. A histogram that equals target
     0's (every kind but the size for candidate sizes) reuses its column (each column is
-    computed and normalised on its own: the same numbers)."""
+    computed and normalised on its own: the same numbers). A kind some target changes is
+    copied out of the history's histograms once, contiguous, for all of them (the same
+    element-wise operations; a chi-square over the strided kind cost half as much again)."""
     first = dist.hist_distances_fixed(target_hist[0], history_hist)
     out = [first]
+    kinds: dict[int, np.ndarray] = {}
     for k in range(1, len(target_hist)):
         h = first.copy()
         for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1)):
-            col = hg.chi2_fixed(target_hist[k, j : j + 1], history_hist[:, j : j + 1, :])
+            if j not in kinds:
+                kinds[j] = np.ascontiguousarray(history_hist[:, j : j + 1, :])
+            col = hg.chi2_fixed(target_hist[k, j : j + 1], kinds[j])
             h[:, j] = dist.normalise_columns(col.astype(float))[:, 0]
         out.append(h)
     return out
