@@ -97,7 +97,7 @@ def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> l
     kinds: dict[int, np.ndarray] = {}
     for k in range(1, len(target_hist)):
         h = first.copy()
-        for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1)):
+        for j in map(int, np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1))):
             if j not in kinds:
                 kinds[j] = np.ascontiguousarray(history_hist[:, j : j + 1, :])
             col = hg.chi2_fixed(target_hist[k, j : j + 1], kinds[j])
