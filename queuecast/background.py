@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,27 @@ def spawn(model: Any, pk: int, task_name: str) -> subprocess.Popen:
     logger.info("%s #%s: running in background process %s", model._meta.label_lower, pk, proc.pid)
     mark_waiting(model, pk, proc.pid)
     watcher = threading.Thread(target=watch, args=(proc, model, pk), name=f"run-{pk}", daemon=True)
+    with _LOCK:
+        _WATCHERS.add(watcher)
     watcher.start()
     return proc
+
+
+_LOCK = threading.Lock()
+_WATCHERS: set[threading.Thread] = set()  # this process's runs not yet ended and recorded
+
+
+def wait_for_runs(timeout_s: float) -> bool:
+    """Wait until every run this process spawned has ended and its watcher has recorded it
+    (at most ``timeout_s`` in all); False if some had not. A test that starts a run through
+    a page calls it before its database goes away (else the run's process and watcher read
+    a dropped database)."""
+    with _LOCK:
+        watchers = list(_WATCHERS)
+    deadline = time.monotonic() + timeout_s
+    for watcher in watchers:
+        watcher.join(max(deadline - time.monotonic(), 0.0))
+    return not any(w.is_alive() for w in watchers)
 
 
 def mark_waiting(model: Any, pk: int, pid: int) -> None:
@@ -113,3 +133,5 @@ def watch(proc: subprocess.Popen, model: Any, pk: int) -> None:
     finally:
         if threading.current_thread() is not threading.main_thread():
             connection.close()
+        with _LOCK:
+            _WATCHERS.discard(threading.current_thread())

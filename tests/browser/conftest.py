@@ -74,6 +74,10 @@ def page(driver, live_server) -> Iterator[Any]:
     driver.base_url = live_server.url
     yield driver
     assert_clean(driver)
+    # a run started through a page goes on in its own process: it must end first
+    from queuecast import background
+
+    assert background.wait_for_runs(180), "a run started by this test had not ended after 180 s"
 
 
 def assert_clean(driver: Any) -> None:

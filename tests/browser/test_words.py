@@ -197,6 +197,11 @@ def test_starting_a_run_lands_on_its_page(page, tmp_path, form: str, page_path: 
         summary = until(page, lambda d: css(d, "#tried-summary").text, timeout=120)
         assert "sizes per job on average" in summary
         shoot(page, "18-molding-sizes-tried")
+    else:  # the run ends in its own process (``page`` waits for it): it ends done
+        run = EvaluationRun.objects.get(pk=int(page.current_url.rstrip("/").split("/")[-1]))
+        ended = (Status.DONE, Status.FAILED)
+        until(page, lambda d: EvaluationRun.objects.get(pk=run.pk).status in ended, timeout=180)
+        assert EvaluationRun.objects.get(pk=run.pk).status == Status.DONE
 
 
 def test_api_docs_lead_back_to_the_app(page) -> None:
