@@ -85,6 +85,12 @@ def _combine(d: np.ndarray, w: np.ndarray, queue: np.ndarray | None) -> np.ndarr
     return dist.combine(d_mode, w)
 
 
+def changed_kinds(target_hist: np.ndarray, k: int) -> list[int]:
+    """The histogram kinds (of the six) in which target ``k``'s histograms differ from
+    target 0's: a candidate size's own kinds."""
+    return [int(j) for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1))]
+
+
 def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> list[np.ndarray]:
     """:func:`predictor.core.wait.apq_distance.hist_distances_fixed` of K targets' histograms
     (K, 6, B) to one history's (m, 6, B), as K (m, 6) arrays. A histogram that equals target
@@ -97,7 +103,7 @@ def hist_distances_batch(target_hist: np.ndarray, history_hist: np.ndarray) -> l
     kinds: dict[int, np.ndarray] = {}
     for k in range(1, len(target_hist)):
         h = first.copy()
-        for j in map(int, np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1))):
+        for j in changed_kinds(target_hist, k):
             if j not in kinds:
                 kinds[j] = np.ascontiguousarray(history_hist[:, j : j + 1, :])
             col = hg.chi2_fixed(target_hist[k, j : j + 1], kinds[j])
@@ -121,7 +127,7 @@ def spreads_batch(target_hist: np.ndarray, hds: list[np.ndarray]) -> list[float]
     run = np.empty(len(first))
     for k in range(1, len(hds)):
         std = std0.copy()
-        for j in np.flatnonzero((target_hist[k] != target_hist[0]).any(axis=1)):
+        for j in changed_kinds(target_hist, k):
             std[j] = dist.row_summed_std(hds[k][:, j], run)
         out.append(float(std.mean()))
     return out
