@@ -429,6 +429,11 @@ class SiteWaitSerializer(serializers.Serializer):
     low_s = serializers.FloatField()
     high_s = serializers.FloatField(help_text="inf is sent as null: the interval is uncalibrated")
     confidence = serializers.FloatField()
+    interval = serializers.DictField(
+        help_text='where the interval was learnt: `from` "told" (the jobs this site told '
+        "and saw start, online, the level corrected by their misses: `level_used`) or "
+        '"fit" (the pool scored at the last fit); `jobs`, `about`'
+    )
     upper_bound_s = serializers.FloatField(allow_null=True)
     history_s = serializers.FloatField(help_text="the estimate from the site's history")
     queue_s = serializers.FloatField(

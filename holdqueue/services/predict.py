@@ -13,8 +13,10 @@ the answer the site told it at its arrival where the job was submitted through t
 site answers (online: nothing later is visible; ``jobmolding.core.headline_scores``). On them
 the headline rule is chosen (how the history estimate and the queue-based start make the wait a
 user is told, ``jobmolding.core.headline``), and the headline's errors are the site's measured
-accuracy and the pool of the split-conformal wait interval at the caller's confidence
-(``predictor.core.wait.intervals.interval_from_pool``).
+accuracy and, until ``holdqueue.services.interval.MIN_POOL`` jobs told by the site have
+started, the pool of the split-conformal wait interval at the caller's confidence
+(``predictor.core.wait.intervals.interval_from_pool``). From then on the interval is learnt
+online from those told jobs as they start (``holdqueue.services.interval``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from holdqueue.models import Site, SiteHistory
 from holdqueue.services import backends as bk
 from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
+from holdqueue.services.interval import wait_interval
 from holdqueue.services.snapshot import request_for, snapshot_now
 from holdqueue.services.told import site_told
 from jobmolding.core.headline import SAYS, RuleChoice, headline_wait
@@ -43,7 +46,7 @@ from jobmolding.core.told import ToldRows
 from predictor.core.answer_accuracy import runtime_accuracy_at, wait_accuracy
 from predictor.core.runtime.rangeset import RangeSet
 from predictor.core.state.request import RequestBatch
-from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.core.wait.intervals import scores
 from predictor.services.background_fit import (
     CODE_CHANGED,
     CODE_CHANGED_ERROR,
@@ -368,7 +371,9 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
     model = site_model(site, method)
     answer = LiveBundle(model.bundle, model.rule.rule).answers(snap, RequestBatch.of([request]))[0]
     level = float(data.get("confidence", 0.9))
-    low, high = interval_from_pool(np.array([answer.wait_s]), model.wait_scores, level)
+    low, high, interval_how = wait_interval(
+        site, model.rule.rule, model.wait_scores, answer.wait_s, level, (view.read_at, view.token)
+    )
     start = at + dt.timedelta(seconds=answer.wait_s)
     end = start + dt.timedelta(seconds=answer.runtime.point_s)
     return {
@@ -387,9 +392,10 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "queue_s": getattr(answer, "queue_wait_s", None),
             "rule": SAYS[model.rule.rule],
             "rule_reason": model.rule.reason,
-            "low_s": float(low[0]),
-            "high_s": float(high[0]),
+            "low_s": low,
+            "high_s": high,
             "confidence": level,
+            "interval": interval_how,
             "upper_bound_s": answer.wait_upper_s,
         },
         "runtime": {

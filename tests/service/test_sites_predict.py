@@ -364,3 +364,59 @@ def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> Non
                            job_body(begin=(timezone.now() + dt.timedelta(hours=1)).isoformat()),
                            format="json")  # fmt: skip
     assert held_job.status_code == 201 and "told" not in held_job.data["decision"]
+
+
+def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> None:
+    """Below ``MIN_POOL`` told jobs started the interval is the fit's pool; from then on it
+    is the online rule's over those jobs (their told figures under the site's rule, their
+    waits from submission to start), recomputed when a told job starts."""
+    from holdqueue.services import interval as site_interval
+    from predictor.core.wait.adaptive_now import MIN_POOL, adaptive_now
+
+    site_interval._STATES.clear()
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    url, query = f"/api/sites/{site.pk}/predict/", {"procs": 8, "time_limit_s": 600}
+    first = client.post(url, query, format="json")
+    assert first.status_code == 200, first.data
+    assert first.data["wait"]["interval"]["from"] == "fit"
+    model = site_predict.site_model(site)
+    owner = make_user("bob")
+    base = timezone.now() - dt.timedelta(days=2)
+    rng = np.random.default_rng(1)
+
+    def told_job(k: int, started: bool = True) -> SiteJob:
+        at = base + dt.timedelta(seconds=600 * k)
+        wait = float(rng.exponential(900.0))
+        figures = {"history_s": float(rng.exponential(600.0)), "queue_s": None,
+                   "runtime_s": 300.0}  # fmt: skip
+        return SiteJob.objects.create(
+            site=site, owner=owner, script="#!/bin/sh\n", procs_requested=4, procs_chosen=4,
+            time_limit_s=600, state=SiteJob.FINISHED,
+            arrived_at=at, submitted_at=at, backend_job_id=f"t{k}",
+            started_at=at + dt.timedelta(seconds=wait) if started else None,
+            decision={"told": figures},
+        )  # fmt: skip
+
+    for k in range(MIN_POOL + 11):
+        told_job(k, started=k != 3)  # one still waits: not known, not fed
+    second = client.post(url, {**query, "confidence": 0.8}, format="json")
+    assert second.status_code == 200, second.data
+    wait = second.data["wait"]
+    assert wait["interval"]["from"] == "told" and wait["interval"]["jobs"] == MIN_POOL + 10
+    told = site_interval.told_started(site, model.rule.rule)
+    assert told.arrival_s.size == MIN_POOL + 10 and np.all(np.diff(told.arrival_s) >= 0)
+    state = adaptive_now(told.pred_s, told.wait_s, told.arrival_s, told.start_s,
+                         float(told.start_s.max()), 0.8)  # fmt: skip
+    assert state is not None
+    low, high = state.interval(np.array([wait["point_s"]]))
+    assert (wait["low_s"], wait["high_s"]) == (float(low[0]), float(high[0]))
+    assert wait["interval"]["level_used"] == state.target
+    # a told job that starts is fed at the next read of the queue
+    SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
+    site_predict._MODELS.clear()  # a later request, not this process's held view
+    from holdqueue.services import queue_view
+
+    queue_view.changed(site)
+    third = client.post(url, {**query, "confidence": 0.8}, format="json")
+    assert third.data["wait"]["interval"]["jobs"] == MIN_POOL + 11
