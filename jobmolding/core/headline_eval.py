@@ -26,7 +26,10 @@ import numpy as np
 
 from jobmolding.core.headline import RULES, choose_rule, headline_wait
 from jobmolding.core.headline_scores import Answered, last_ended
-from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.core.wait.adaptive_now import GAMMA, MIN_POOL, REPLAYED, WINDOW
+from predictor.core.wait.intervals import interval_from_pool, online_intervals, scores
+
+ONLINE = "chosen online, interval learnt as told jobs start"
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,30 @@ def _told(
     return np.concatenate(p), np.concatenate(lo), np.concatenate(hi)
 
 
+def _told_online(
+    rule_of: list[str], h: np.ndarray, q: np.ndarray, y: np.ndarray, submit_s: np.ndarray,
+    blocks: list, level: float, replayed: int = REPLAYED,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Prediction and interval of every block row as a live site learns its interval from the
+    jobs it told as they start (``holdqueue.services.interval``): every answered job is a
+    told one; block ``k``'s rows get the online adaptive rule (``intervals.online_intervals``,
+    the site's window, step and ``min_pool``) run over the ``replayed`` answered jobs before
+    the block and the block itself, every job told ``rule_of[k]``'s wait. A site restarts
+    that recursion at each start it reads; here at each block."""
+    p, lo, hi = [], [], []
+    for rule, (rows, _) in zip(rule_of, blocks, strict=True):
+        first = max(int(rows[0]) - replayed, 0)
+        span = slice(first, int(rows[-1]) + 1)
+        pred = headline_wait(rule, h[span], q[span])
+        res = online_intervals(pred, y[span], submit_s[span], submit_s[span] + y[span],
+                               (level,), window=WINDOW, min_pool=MIN_POOL, gamma=GAMMA)  # fmt: skip
+        at = rows - first
+        p.append(pred[at])
+        lo.append(res.low_s[level][at])
+        hi.append(res.high_s[level][at])
+    return np.concatenate(p), np.concatenate(lo), np.concatenate(hi)
+
+
 def evaluate_rules(
     answered: Answered,
     submit_s: np.ndarray,
@@ -114,6 +141,8 @@ def evaluate_rules(
     for name, rule_of, pool_from in ways:
         p, lo, hi = _told(rule_of, h, q, y, blocks, level, pool_from)
         out.append(RuleScore.of(name, p, yt, lo, hi))
+    p, lo, hi = _told_online(chosen, h, q, y, submit_s, blocks, level)
+    out.append(RuleScore.of(ONLINE, p, yt, lo, hi))  # the service's interval since stop 57
     zero = np.zeros_like(yt)
     out.append(RuleScore.of("always zero", zero, yt, zero, np.full_like(yt, np.inf)))
     kept: Counter[str] = Counter()

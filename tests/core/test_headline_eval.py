@@ -58,3 +58,37 @@ def test_each_block_tells_the_rule_chosen_on_its_pool_with_that_rule_s_interval(
     assert by["later, history pool (before)"].mae_s == by["later"].mae_s
     assert by["later, history pool (before)"].coverage != by["later"].coverage
     assert by["always zero"].mae_s == pytest.approx(np.mean(y))
+
+
+def test_the_online_row_learns_the_interval_from_every_told_job_as_it_starts() -> None:
+    """The service's interval since stop 57: each block's rows from the online rule run over
+    the ``replayed`` answered jobs before the block, every job told the block's rule; the
+    points are the chosen rule's, as in "chosen online"."""
+    from jobmolding.core.headline_eval import ONLINE, _told_online
+    from predictor.core.wait.adaptive_now import MIN_POOL
+    from predictor.core.wait.intervals import online_intervals
+
+    a, n = answered(500, seed=4), 500
+    submit = np.arange(n) * 10.0
+    end = submit + a.actual_s + 5.0
+    test = np.arange(150, n)
+    table, _ = evaluate_rules(a, submit, end, test, block=50, rule_jobs=60, level=0.8)
+    by = {s.name: s for s in table}
+    assert by[ONLINE].mae_s == by["chosen online"].mae_s
+    blocks = pools(submit, end, test, 50, 60)
+    rule_of = [choose_rule(a.history_s[p], a.queue_s[p], a.actual_s[p]).rule for _, p in blocks]
+    p, lo, hi = _told_online(rule_of, a.history_s, a.queue_s, a.actual_s, submit, blocks, 0.8,
+                             replayed=120)  # fmt: skip
+    rows, _ = blocks[3]  # its replay starts 120 jobs before it
+    first = int(rows[0]) - 120
+    pred = headline_wait(
+        rule_of[3], a.history_s[first : rows[-1] + 1], a.queue_s[first : rows[-1] + 1]
+    )
+    ref = online_intervals(pred, a.actual_s[first : rows[-1] + 1], submit[first : rows[-1] + 1],
+                           submit[first : rows[-1] + 1] + a.actual_s[first : rows[-1] + 1],
+                           (0.8,), window=1000, min_pool=MIN_POOL, gamma=0.002)  # fmt: skip
+    np.testing.assert_array_equal(lo[150:200], ref.low_s[0.8][120:])
+    np.testing.assert_array_equal(hi[150:200], ref.high_s[0.8][120:])
+    y = a.actual_s[test]
+    whole = _told_online(rule_of, a.history_s, a.queue_s, a.actual_s, submit, blocks, 0.8)
+    assert by[ONLINE].coverage == pytest.approx(np.mean((whole[1] <= y) & (y <= whole[2])))
