@@ -78,7 +78,9 @@ def test_predict_page_answers_for_a_live_site_with_the_calibrated_interval(site,
     query = {"site": site.pk, "procs": 8, "time_limit": "1h", "user_id": -1, "confidence": 0.8}
     page = page_for(alice).get("/predict/", query).content.decode()
     assert f"Answer for {site.name} (live)" in page
-    assert "Wait interval</a> (80%)" in page and "calibrated on this method's recent" in page
+    assert "Wait interval</a> (80%)" in page
+    # where it was learnt: no job told by the site has started yet, so the fit's pool
+    assert "calibrated on the errors of the last 200 finished jobs scored at the last fit" in page
     assert 'id="rangeset-spec"' in page
     # which rule made the wait shown, and why, linked to its glossary entry
     assert 'id="headline-rule"' in page and 'href="/glossary/#headline-rule"' in page
