@@ -42,10 +42,12 @@ TOLD_JOBS = REPLAYED  # told jobs replayed
 
 @dataclass(frozen=True)
 class ToldStarted:
-    """The told jobs that started, in arrival order (site seconds): the told headline wait,
-    the wait, the arrival and the start."""
+    """The told jobs that started, in arrival order (site seconds): their two told figures
+    (the history estimate and the queue-based start, ``nan`` where there was none), the
+    wait, the arrival and the start."""
 
-    pred_s: np.ndarray
+    history_s: np.ndarray
+    queue_s: np.ndarray
     wait_s: np.ndarray
     arrival_s: np.ndarray
     start_s: np.ndarray
@@ -56,10 +58,14 @@ class ToldStarted:
             return (0, 0.0, 0.0)
         return (self.arrival_s.size, float(self.start_s.max()), float(self.arrival_s[-1]))
 
+    def told_s(self, rule: str) -> np.ndarray:
+        """The wait ``rule`` makes of each job's two figures (``headline.headline_wait``)."""
+        return headline_wait(rule, self.history_s, self.queue_s)
 
-def told_started(site: Site, rule: str, n: int = TOLD_JOBS) -> ToldStarted:
+
+def told_started(site: Site, n: int = TOLD_JOBS) -> ToldStarted:
     """The last ``n`` jobs submitted through ``site`` at their decision (they kept what they
-    were told) that have started, told the wait ``rule`` makes of their two figures."""
+    were told) that have started."""
     rows = list(
         SiteJob.objects.filter(
             site=site,
@@ -83,14 +89,13 @@ def told_started(site: Site, rule: str, n: int = TOLD_JOBS) -> ToldStarted:
     order = np.argsort(a, kind="stable")
     figures = np.array(told, dtype=float).reshape(-1, 2)[order]
     a, s = a[order], s[order]
-    wait = np.maximum(s - a, 0.0)
-    pred = headline_wait(rule, figures[:, 0], figures[:, 1])
-    return ToldStarted(pred, wait, a, a + wait)
+    wait = np.maximum(s - a, 0.0)  # a start stamped before the submission: no wait
+    return ToldStarted(figures[:, 0], figures[:, 1], wait, a, a + wait)
 
 
-_STATES: LRU[tuple[Any, Any, AdaptiveNow | None]] = LRU(
-    64
-)  # (site, rule, level) -> (view key, told key, state): this process's
+# This process's: site -> (view key, told jobs); (site, rule, level) -> (told key, state)
+_TOLD: LRU[tuple[Hashable, ToldStarted]] = LRU(16)
+_STATES: LRU[tuple[tuple[int, float, float], AdaptiveNow | None]] = LRU(64)
 
 
 def adaptive_state(
@@ -98,18 +103,20 @@ def adaptive_state(
 ) -> AdaptiveNow | None:
     """The online rule's state for ``site`` now, every told job that started known (None:
     fewer than ``MIN_POOL`` did). ``view_key`` names the queue view the request reads
-    (``queue_view.QueueView``): under the same view the told jobs are not read again."""
+    (``queue_view.QueueView``): under the same view the told jobs are not read again, and
+    while they are the same the state is not computed again."""
+    read = _TOLD.get(site.pk)
+    if read is None or view_key is None or read[0] != view_key:
+        read = _TOLD.put(site.pk, (view_key, told_started(site)))
+    told = read[1]
     key = (site.pk, rule, float(level))
     held = _STATES.get(key)
-    if held is not None and view_key is not None and held[0] == view_key:
-        return held[2]
-    told = told_started(site, rule)
-    if held is not None and held[1] == told.key():
-        _STATES.put(key, (view_key, held[1], held[2]))
-        return held[2]
+    if held is not None and held[0] == told.key():
+        return held[1]
     now_s = float(told.start_s.max(initial=0.0))  # every start read so far is known
-    state = adaptive_now(told.pred_s, told.wait_s, told.arrival_s, told.start_s, now_s, level)
-    _STATES.put(key, (view_key, told.key(), state))
+    state = adaptive_now(told.told_s(rule), told.wait_s, told.arrival_s, told.start_s, now_s,
+                         level)  # fmt: skip
+    _STATES.put(key, (told.key(), state))
     return state
 
 

@@ -371,9 +371,11 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     is the online rule's over those jobs (their told figures under the site's rule, their
     waits from submission to start), recomputed when a told job starts."""
     from holdqueue.services import interval as site_interval
+    from holdqueue.services import queue_view
     from predictor.core.wait.adaptive_now import MIN_POOL, adaptive_now
 
     site_interval._STATES.clear()
+    site_interval._TOLD.clear()
     site = simulated_site()
     client = api_for(make_user("alice"))
     url, query = f"/api/sites/{site.pk}/predict/", {"procs": 8, "time_limit_s": 600}
@@ -400,13 +402,16 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
 
     for k in range(MIN_POOL + 11):
         told_job(k, started=k != 3)  # one still waits: not known, not fed
+    fresh_view = client.post(url, {**query, "confidence": 0.8}, format="json")
+    assert fresh_view.data["wait"]["interval"]["from"] == "fit"  # read under the same view
+    queue_view.changed(site)  # the next read of the queue (jobs started) reads them too
     second = client.post(url, {**query, "confidence": 0.8}, format="json")
     assert second.status_code == 200, second.data
     wait = second.data["wait"]
     assert wait["interval"]["from"] == "told" and wait["interval"]["jobs"] == MIN_POOL + 10
-    told = site_interval.told_started(site, model.rule.rule)
+    told = site_interval.told_started(site)
     assert told.arrival_s.size == MIN_POOL + 10 and np.all(np.diff(told.arrival_s) >= 0)
-    state = adaptive_now(told.pred_s, told.wait_s, told.arrival_s, told.start_s,
+    state = adaptive_now(told.told_s(model.rule.rule), told.wait_s, told.arrival_s, told.start_s,
                          float(told.start_s.max()), 0.8)  # fmt: skip
     assert state is not None
     low, high = state.interval(np.array([wait["point_s"]]))
@@ -414,9 +419,6 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     assert wait["interval"]["level_used"] == state.target
     # a told job that starts is fed at the next read of the queue
     SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
-    site_predict._MODELS.clear()  # a later request, not this process's held view
-    from holdqueue.services import queue_view
-
     queue_view.changed(site)
     third = client.post(url, {**query, "confidence": 0.8}, format="json")
     assert third.data["wait"]["interval"]["jobs"] == MIN_POOL + 11
