@@ -111,6 +111,12 @@ TERMS = (
         those errors that holds the confidence (split-conformal prediction). See "coverage
         (wait interval)" for how well it holds. Where no calibration is available, the
         predict page shows QBETS's 95% upper bound instead and says so.
+
+        A live site learns it from the jobs it told: each job submitted through the site
+        keeps the wait it was told, and once it starts its error joins the pool, with the
+        same running correction as the evaluations' (see "coverage (wait interval)"). Until
+        30 of them have started, the site uses the errors of the last 200 finished jobs
+        scored at its last fit, and the answer says which.
         """,
         WAITS,
         "predictor/core/wait/intervals.py",
