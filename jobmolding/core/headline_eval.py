@@ -14,7 +14,9 @@ site's history holds, and what its fit scores), and on it
 
 Every fixed rule is scored the same way (its own pool for its interval), and so is the
 service's answer before the rule was chosen: ``later`` with an interval calibrated on the
-history estimate's errors (what ``calibrate`` pooled then).
+history estimate's errors (what ``calibrate`` pooled then). The rule chosen online is scored
+once more with the interval a site learns since stop 57 (``holdqueue.services.interval``):
+the online adaptive rule over the jobs told before, each fed as it starts (``_told_online``).
 """
 
 from __future__ import annotations

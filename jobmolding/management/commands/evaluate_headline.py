@@ -12,8 +12,10 @@ part to the end. ``--every k`` answers every k-th of those jobs only (cheaper; t
 then made of the answered jobs). Then ``jobmolding.core.headline_eval.evaluate_rules``: the
 test part in blocks of ``--block`` jobs, each telling the rule chosen on the last
 ``--rule-jobs`` jobs finished by its first arrival, with the interval at ``--level`` calibrated
-on them. Prints one row per way of telling the wait (docs/sites.md, "Which start a user is
-told"; docs/results.md, "Which wait a site tells"). ``--save`` keeps the answered jobs (the
+on them, and once more with the interval a site learns as the jobs it told start (the row
+"chosen online, interval learnt as told jobs start": every answered job counts as told,
+``headline_eval._told_online``). Prints one row per way of telling the wait (docs/sites.md,
+"Which start a user is told"; docs/results.md, "Which wait a site tells", "Stop 57"). ``--save`` keeps the answered jobs (the
 answers do not depend on the rule), ``--load`` scores them again without fitting or answering.
 """
 
