@@ -286,7 +286,8 @@ def trust(
     body.update(recent_jobs=int(recent.rows.size), recent_aae_s=_num(recent.aae_s),
                 recent_mean_wait_s=_num(recent.mean_wait_s))  # fmt: skip
     if recent.rows.size:
-        ans = recent.answer(np.array([wait_s]), level, within)
+        adaptive = recent_scorer(bundle, trace).adaptive(at, level)
+        ans = recent.answer(np.array([wait_s]), level, within, adaptive)
         body.update(interval_low_s=float(ans["low_s"][0]), interval_high_s=float(ans["high_s"][0]))
         if within is not None:
             body["p_within"] = float(ans["p_within"][0])

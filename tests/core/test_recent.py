@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from predictor.core.state.sweep import compute_state
+from predictor.core.wait.adaptive_now import adaptive_now
 from predictor.core.wait.intervals import interval_block
 from predictor.core.wait.recent import RecentScorer, recent_errors, recent_rows
 from predictor.core.wait.registry import make_method
@@ -68,7 +69,7 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
     ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
     method = make_method("apq").fit(ctx)
     counting = CountingMethod(method)
-    scorer = RecentScorer(counting, jobs, n=120)
+    scorer = RecentScorer(counting, jobs, n=120, replayed=200)
     wait = jobs["wait_time"].to_numpy()
     for i in (300, 310, 480, 310):
         t = float(jobs["submit_time"].iloc[i])
@@ -77,9 +78,24 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
         np.testing.assert_array_equal(got.rows, want.rows)
         np.testing.assert_array_equal(got.pred_s, want.pred_s)
         np.testing.assert_array_equal(got.wait_s, want.wait_s)
-    asked = np.unique(np.concatenate([scorer.at(float(jobs["submit_time"].iloc[i]), i).rows
-                                      for i in (300, 310, 480)]))  # fmt: skip
+    # an instant predicts the rows its adaptive interval replays too (the last 200 started)
+    at = [float(jobs["submit_time"].iloc[i]) for i in (300, 310, 480)]
+    picked = [recent_rows(jobs, t, i, n=200) for t, i in zip(at, (300, 310, 480), strict=True)]
+    asked = np.unique(np.concatenate(picked))
     assert counting.rows == asked.size  # overlapping instants re-predicted nothing
+    before = counting.rows
+    state = scorer.adaptive(at[2], 0.8, 480)  # reads them, predicts nothing
+    assert counting.rows == before and state is not None
+    rows = recent_rows(jobs, at[2], 480, n=200)
+    arrival = jobs["submit_time"].to_numpy()[rows]
+    want = adaptive_now(method.predict_rows(rows).wait_s, wait[rows], arrival,
+                        arrival + wait[rows], at[2], 0.8)  # fmt: skip
+    assert want is not None
+    np.testing.assert_array_equal(state.pool, want.pool)
+    assert state.target == want.target and scorer.adaptive(at[2], 0.8, 480) is state
+    told = got.answer(np.array([500.0]), 0.8, adaptive=state)
+    low, high = want.interval(np.array([500.0]))
+    assert (told["low_s"][0], told["high_s"][0]) == (low[0], high[0])
 
 
 def test_row_memo_matches_a_batch_in_any_order():

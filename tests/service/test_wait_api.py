@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from predictor.models import EvaluationRun
@@ -239,3 +240,24 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     assert warm["recent_aae_s"] == cold["recent_aae_s"]
     assert warm["interval_high_s"] == cold["interval_high_s"]
     assert warm["accuracy"]["runtime"] == cold["accuracy"]["runtime"]
+
+
+def test_the_interval_is_the_evaluation_s_online_adaptive_rule_at_the_instant(trace, alice):
+    """The answer's interval is the online rule's at ``at`` (``RecentScorer.adaptive``: the
+    last jobs started by then replayed, each at its own arrival), not split conformal over
+    the 300 recent errors alone (which the recent accuracy still reads)."""
+    from predictor.core.wait.adaptive_now import adaptive_now
+    from predictor.core.wait.recent import recent_rows
+
+    body = job(trace, confidence=0.8)
+    res = predict(api_for(alice), trace.pk, body).json()
+    bundle = predict_service.bundle_for(trace)
+    jobs, at = bundle.jobs, float(body["at"])
+    n_before = int((jobs["submit_time"].to_numpy() <= at).sum())
+    rows = recent_rows(jobs, at, n_before, n=2000)
+    wait, arrival = jobs["wait_time"].to_numpy()[rows], jobs["submit_time"].to_numpy()[rows]
+    pred = bundle.wait.predict_rows(rows).wait_s
+    state = adaptive_now(pred, wait, arrival, arrival + wait, at, 0.8)
+    assert state is not None
+    low, high = state.interval(np.array([res["wait_s"]]))
+    assert (res["interval_low_s"], res["interval_high_s"]) == (low[0], high[0])

@@ -15,8 +15,9 @@ test part in blocks of ``--block`` jobs, each telling the rule chosen on the las
 on them, and once more with the interval a site learns as the jobs it told start (the row
 "chosen online, interval learnt as told jobs start": every answered job counts as told,
 ``headline_eval._told_online``). Prints one row per way of telling the wait (docs/sites.md,
-"Which start a user is told"; docs/results.md, "Which wait a site tells", "Stop 57"). ``--save`` keeps the answered jobs (the
-answers do not depend on the rule), ``--load`` scores them again without fitting or answering.
+"Which start a user is told"; docs/results.md, "Which wait a site tells", "Stop 57").
+``--save`` keeps the answered jobs (the answers do not depend on the rule), ``--load`` scores
+them again without fitting or answering.
 """
 
 from __future__ import annotations
