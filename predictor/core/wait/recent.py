@@ -30,6 +30,7 @@ from predictor.core.wait.intervals import interval_from_pool, prob_within, score
 from predictor.core.wait.row_memo import RowWaitMemo
 
 DEFAULT_RECENT = 300
+STATES_BYTES = 16 * 2**20  # adaptive states kept per scorer: about 2,000 instants x levels
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ class RecentScorer:
         self.wait = jobs["wait_time"].to_numpy(float)
         self.memo = RowWaitMemo(method, len(jobs))
         self.cache: LRU[RecentErrors] = LRU(size=size)
-        self.states: LRU[tuple[AdaptiveNow | None]] = LRU(size=size)
+        # a state costs a replay (tens of ms) to make again, so more are kept than pools
+        self.states: LRU[tuple[AdaptiveNow | None]] = LRU(max_bytes=STATES_BYTES)
 
     def arrived(self, known_at_s: float) -> int:
         """Rows submitted by ``known_at_s`` (every such job has arrived)."""
@@ -172,4 +174,5 @@ class RecentScorer:
         wait, arrival = self.wait[rows], self.submit_s[rows]
         state = adaptive_now(self.memo.wait_s(rows), wait, arrival, arrival + wait,
                              float(known_at_s), level)  # fmt: skip
-        return self.states.put(key, (state,))[0]
+        size = 64 + (state.pool.nbytes if state is not None else 0)
+        return self.states.put(key, (state,), size)[0]
