@@ -108,3 +108,16 @@ def test_row_memo_matches_a_batch_in_any_order():
     np.testing.assert_array_equal(first, method.predict_rows(rows).wait_s)
     np.testing.assert_array_equal(memo.wait_s(rows), first)
     assert memo.predicted == rows.size
+
+
+def test_adaptive_states_outlive_the_pools_lru():
+    """A state costs a replay to make again: a warm repeat of 300 instants (more than the
+    256 pools kept) finds every state still kept."""
+    jobs = make_jobs(500, seed=11)
+    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
+    scorer = RecentScorer(make_method("median").fit(ctx), jobs, n=50, replayed=60)
+    instants = np.linspace(jobs["submit_time"].iloc[200], jobs["submit_time"].iloc[-1], 300)
+    first = [scorer.adaptive(float(t), 0.9) for t in instants]
+    assert len(scorer.states) == 300
+    again = [scorer.adaptive(float(t), 0.9) for t in instants]
+    assert all(a is b for a, b in zip(first, again, strict=True))
