@@ -112,6 +112,8 @@ TERMS = (
         (wait interval)" for how well it holds. Where no calibration is available, the
         predict page shows QBETS's 95% upper bound instead and says so.
 
+        On a trace, the answer at an instant uses the evaluations' own rule there (see
+        "coverage (wait interval)"), replayed over the last 2,000 jobs started by then.
         A live site learns it from the jobs it told: each job submitted through the site
         keeps the wait it was told, and once it starts its error joins the pool, with the
         same running correction as the evaluations' (see "coverage (wait interval)"). Until
