@@ -235,11 +235,20 @@ def present(
 def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | None:
     """The calibrated interval when the answer carries one, else QBETS's one-sided bound."""
     if wait.get("interval_low_s") is not None and wait.get("interval_high_s") is not None:
+        used = wait.get("interval_level_used")
+        about = (
+            None
+            if used is None
+            else f"the errors of this method on the {wait['interval_jobs']:,} jobs started "
+            f"last, at level {used:.3f} (the confidence corrected by the misses of their own "
+            "intervals)"
+        )
         return {  # the trace wait API's flat fields
             "lower_s": wait["interval_low_s"],
             "upper_s": wait["interval_high_s"],
             "level": wait.get("confidence", confidence),
             "kind": "calibrated",
+            "about": about,
         }
     block = wait.get("interval")
     if isinstance(block, dict):

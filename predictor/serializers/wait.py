@@ -53,9 +53,19 @@ class WaitAnswerSerializer(serializers.Serializer):
         allow_null=True, help_text="Interval low bound (null: no known recent job to calibrate)."
     )
     interval_high_s = serializers.FloatField(allow_null=True, help_text="Interval high bound.")
+    interval_jobs = serializers.IntegerField(
+        help_text="Started jobs the interval's online rule replayed (0: none yet)."
+    )
+    interval_level_used = serializers.FloatField(
+        allow_null=True,
+        help_text="The level the rule read its pool at: the confidence, corrected by how often "
+        "the replayed jobs' own intervals missed (null: split conformal over recent_jobs).",
+    )
     within_s = serializers.FloatField(allow_null=True)
     p_within = serializers.FloatField(allow_null=True, help_text="P(start within within_s).")
-    recent_jobs = serializers.IntegerField(help_text="Recent started jobs behind the interval.")
+    recent_jobs = serializers.IntegerField(
+        help_text="Recent started jobs behind recent_aae_s and p_within."
+    )
     recent_aae_s = serializers.FloatField(
         allow_null=True, help_text="The method's AAE on those jobs, seconds."
     )

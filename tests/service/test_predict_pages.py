@@ -72,7 +72,10 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
         },
     )
     assert 'id="answer"' in page and "Predicted start" in page and " UTC" in page
-    assert wait["interval_high_s"] is not None and "calibrated on this method's recent" in page
+    assert wait["interval_high_s"] is not None and wait["interval_level_used"] is not None
+    # where the interval came from: the online rule over the jobs started last, its level
+    assert f"calibrated on the errors of this method on the {wait['interval_jobs']:,} jobs" in page
+    assert f"at level {wait['interval_level_used']:.3f}" in page
     from queuecast.humanize import duration, relative
 
     assert relative(wait["wait_s"]) in page  # the same number as the API, humanised
@@ -233,7 +236,9 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
     flat = {"interval_low_s": 0.0, "interval_high_s": 5400.0, "confidence": 0.9,
             "qbets_upper_s": 99.0}  # fmt: skip
     assert wait_interval(flat, 0.5) == {"lower_s": 0.0, "upper_s": 5400.0, "level": 0.9,
-                                        "kind": "calibrated"}  # fmt: skip
+                                        "kind": "calibrated", "about": None}  # fmt: skip
+    adaptive = {**flat, "interval_jobs": 2000, "interval_level_used": 0.9134}
+    assert "the 2,000 jobs started last, at level 0.913" in wait_interval(adaptive, 0.5)["about"]
 
 
 def test_runs_list_follows_a_running_replay_live(browser, trace, alice) -> None:

@@ -261,3 +261,4 @@ def test_the_interval_is_the_evaluation_s_online_adaptive_rule_at_the_instant(tr
     assert state is not None
     low, high = state.interval(np.array([res["wait_s"]]))
     assert (res["interval_low_s"], res["interval_high_s"]) == (low[0], high[0])
+    assert res["interval_jobs"] == state.known and res["interval_level_used"] == state.target
