@@ -11,7 +11,7 @@ saw start: each job answered through the site keeps what it was told
 (``holdqueue.services.told``), its wait is known once it starts, and its error joins the pool
 then, in the order the waits became known. The miss-rate target is corrected by the misses
 of those jobs' own intervals (``predictor.core.wait.adaptive_now``: the rule's state at the
-request's instant, the last ``TOLD_JOBS`` told jobs replayed, window 1,000 and step 0.002 as
+request's instant, the last ``REPLAYED`` told jobs replayed, window 1,000 and step 0.002 as
 chosen on the tuning parts for the trace path). Each job's error is of the wait the site's
 current rule makes of its two told figures, as the fit's pool scores them.
 
@@ -37,8 +37,6 @@ from predictor.core.lru import LRU
 from predictor.core.wait.adaptive_now import MIN_POOL, REPLAYED, AdaptiveNow, adaptive_now
 from predictor.core.wait.intervals import interval_from_pool
 
-TOLD_JOBS = REPLAYED  # told jobs replayed
-
 
 @dataclass(frozen=True)
 class ToldStarted:
@@ -63,7 +61,7 @@ class ToldStarted:
         return headline_wait(rule, self.history_s, self.queue_s)
 
 
-def told_started(site: Site, n: int = TOLD_JOBS) -> ToldStarted:
+def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
     """The last ``n`` jobs submitted through ``site`` at their decision (they kept what they
     were told) that have started."""
     rows = list(

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from predictor.core.wait.intervals import (
-    _back,
     _map_back,
     check_level,
+    interval_from_sorted,
     known_order,
     scores,
     shortest_run,
@@ -55,11 +55,7 @@ class AdaptiveNow:
 
     def interval(self, pred_s: np.ndarray, score: str = "diff") -> tuple[np.ndarray, np.ndarray]:
         """``(low_s, high_s)`` for predictions ``pred_s`` made now."""
-        lo_e, hi_e = shortest_run(self.pool, min(max(self.target, 0.0), 1.0))
-        shape = np.shape(pred_s)
-        lo = np.maximum(_back(pred_s, np.full(shape, lo_e), score), 0.0)
-        hi = np.maximum(_back(pred_s, np.full(shape, hi_e), score), lo)
-        return lo, hi
+        return interval_from_sorted(pred_s, self.pool, min(max(self.target, 0.0), 1.0), score)
 
 
 def adaptive_now(

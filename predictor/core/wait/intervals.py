@@ -106,7 +106,15 @@ def interval_from_pool(
     pool = np.sort(np.asarray(pool_scores, dtype=float))
     if pool.size == 0:
         raise ValueError("no known errors to calibrate from (empty score pool)")
-    lo_e, hi_e = shortest_run(pool, check_level(level))
+    return interval_from_sorted(pred_s, pool, check_level(level), score)
+
+
+def interval_from_sorted(
+    pred_s: np.ndarray, sorted_scores: np.ndarray, level: float, score: str = "diff"
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`interval_from_pool` from scores already sorted, at any ``level`` in [0, 1] (the
+    adaptive level may leave the API's range: ``adaptive_now``)."""
+    lo_e, hi_e = shortest_run(sorted_scores, level)
     lo = np.maximum(_back(pred_s, np.full(np.shape(pred_s), lo_e), score), 0.0)
     hi = np.maximum(_back(pred_s, np.full(np.shape(pred_s), hi_e), score), lo)
     return lo, hi
