@@ -34,7 +34,13 @@ from holdqueue.services import backends as bk
 from jobmolding.core.headline import headline_wait
 from jobmolding.core.told import Told
 from predictor.core.lru import LRU
-from predictor.core.wait.adaptive_now import MIN_POOL, REPLAYED, AdaptiveNow, adaptive_now
+from predictor.core.wait.adaptive_now import (
+    MIN_POOL,
+    REPLAYED,
+    AdaptiveNow,
+    adaptive_now,
+    level_words,
+)
 from predictor.core.wait.intervals import interval_from_pool
 
 
@@ -137,6 +143,5 @@ def wait_interval(
     low, high = state.interval(np.array([wait_s]))
     how = {"from": "told", "jobs": state.known, "level_used": state.target,
            "about": f"the errors of the last {state.pool.size} of {state.known} jobs told "
-           f"by this site that have started, at level {state.target:.3f} (corrected from "
-           f"{level:g} by their intervals' misses)"}  # fmt: skip
+           f"by this site that have started, {level_words(state.target, level)}"}  # fmt: skip
     return float(low[0]), float(high[0]), how

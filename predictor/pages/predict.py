@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import path
 
+from predictor.core.wait.adaptive_now import level_words
 from predictor.models import EvaluationRun
 from predictor.pages import rangeset
 from predictor.pages import runs as runs_page
@@ -240,8 +241,7 @@ def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | N
             None
             if used is None
             else f"the errors of this method on the {wait['interval_jobs']:,} jobs started "
-            f"last, at level {used:.3f} (the confidence corrected by the misses of their own "
-            "intervals)"
+            f"last, {level_words(used, wait.get('confidence', confidence))}"
         )
         return {  # the trace wait API's flat fields
             "lower_s": wait["interval_low_s"],

@@ -75,7 +75,9 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
     assert wait["interval_high_s"] is not None and wait["interval_level_used"] is not None
     # where the interval came from: the online rule over the jobs started last, its level
     assert f"calibrated on the errors of this method on the {wait['interval_jobs']:,} jobs" in page
-    assert f"at level {wait['interval_level_used']:.3f}" in page
+    from predictor.core.wait.adaptive_now import level_words
+
+    assert level_words(wait["interval_level_used"], 0.9) in page
     from queuecast.humanize import duration, relative
 
     assert relative(wait["wait_s"]) in page  # the same number as the API, humanised
@@ -239,6 +241,9 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
                                         "kind": "calibrated", "about": None}  # fmt: skip
     adaptive = {**flat, "interval_jobs": 2000, "interval_level_used": 0.9134}
     assert "the 2,000 jobs started last, at level 0.913" in wait_interval(adaptive, 0.5)["about"]
+    pushed = {**adaptive, "interval_level_used": 1.0138}  # the misses pushed it past the pool
+    assert "over every one of those errors" in wait_interval(pushed, 0.5)["about"]
+    assert "from 0.9 to 1.014" in wait_interval(pushed, 0.5)["about"]
 
 
 def test_runs_list_follows_a_running_replay_live(browser, trace, alice) -> None:

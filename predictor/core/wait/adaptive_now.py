@@ -58,6 +58,19 @@ class AdaptiveNow:
         return interval_from_sorted(pred_s, self.pool, min(max(self.target, 0.0), 1.0), score)
 
 
+def level_words(target: float, level: float) -> str:
+    """How the rule read its pool, in words: at ``target`` (the confidence ``level``
+    corrected by the misses), or, once the misses have pushed ``target`` to 1 or past it,
+    over every error in the pool (the widest interval the pool gives; the evaluations' rule
+    answers so too)."""
+    if target >= 1.0:
+        return (
+            f"over every one of those errors: their misses pushed the level from {level:g} to "
+            f"{target:.3f}, so the interval is the widest they give"
+        )
+    return f"at level {target:.3f} (the confidence {level:g} corrected by their misses)"
+
+
 def adaptive_now(
     pred_s: np.ndarray,
     wait_s: np.ndarray,
