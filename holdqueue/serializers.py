@@ -471,5 +471,10 @@ class SitePredictAnswerSerializer(serializers.Serializer):
     runtime = SiteRuntimeSerializer()
     response = SiteResponseSerializer()
     method = serializers.DictField(child=serializers.CharField(allow_null=True))
-    accuracy = serializers.DictField()
+    accuracy = serializers.DictField(
+        help_text="How the methods did here: scored at the site's last fit on its last finished "
+        "jobs (`wait`, `runtime`, `headline`, ...), and `told`: the last 200 jobs submitted "
+        "through the site that have started, each against the wait it was told (null until 30 "
+        "have started)."
+    )
     why = WhySerializer(help_text="Why it waits and what single change starts it sooner.")

@@ -122,4 +122,20 @@ TERMS = (
         ANSWERS,
         "predictor/core/answer_accuracy.py",
     ),
+    Term(
+        "told-accuracy",
+        "what this site told",
+        "How far off the waits a live site told were: the jobs submitted through it that have "
+        "started, each against the wait it was told.",
+        """
+        Every job submitted through a site keeps the wait it was told when it was submitted.
+        Once it starts, its real wait (submission to start) is known. Over the last 200 such
+        jobs the predict page shows the average and the middle error of what they were told,
+        and how many waited longer than they were told. It is read again with the queue, so
+        it follows each job that starts; the "accuracy here" beside it is scored at the
+        site's last refit. Until 30 such jobs have started it is not shown.
+        """,
+        ANSWERS,
+        "holdqueue/services/told_accuracy.py",
+    ),
 )

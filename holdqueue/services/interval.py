@@ -24,81 +24,17 @@ re-reads the queue, ``queue_view``), so a request reads it in microseconds.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from holdqueue.models import Site, SiteJob
-from holdqueue.services import backends as bk
-from jobmolding.core.headline import headline_wait
-from jobmolding.core.told import Told
+from holdqueue.models import Site
+from holdqueue.services.told import told_now
 from predictor.core.lru import LRU
-from predictor.core.wait.adaptive_now import (
-    MIN_POOL,
-    REPLAYED,
-    AdaptiveNow,
-    adaptive_now,
-    level_words,
-)
+from predictor.core.wait.adaptive_now import MIN_POOL, AdaptiveNow, adaptive_now, level_words
 from predictor.core.wait.intervals import interval_from_pool
 
-
-@dataclass(frozen=True)
-class ToldStarted:
-    """The told jobs that started, in arrival order (site seconds): their two told figures
-    (the history estimate and the queue-based start, ``nan`` where there was none), the
-    wait, the arrival and the start."""
-
-    history_s: np.ndarray
-    queue_s: np.ndarray
-    wait_s: np.ndarray
-    arrival_s: np.ndarray
-    start_s: np.ndarray
-
-    def key(self) -> tuple[int, float, float]:
-        """Equal for the same jobs (a new start or a new job changes it)."""
-        if self.arrival_s.size == 0:
-            return (0, 0.0, 0.0)
-        return (self.arrival_s.size, float(self.start_s.max()), float(self.arrival_s[-1]))
-
-    def told_s(self, rule: str) -> np.ndarray:
-        """The wait ``rule`` makes of each job's two figures (``headline.headline_wait``)."""
-        return headline_wait(rule, self.history_s, self.queue_s)
-
-
-def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
-    """The last ``n`` jobs submitted through ``site`` at their decision (they kept what they
-    were told) that have started."""
-    rows = list(
-        SiteJob.objects.filter(
-            site=site,
-            submitted_at__isnull=False,
-            started_at__isnull=False,
-            decision__has_key="told",
-        )  # fmt: skip
-        .order_by("-submitted_at", "-id")
-        .values_list("submitted_at", "started_at", "decision__told")[:n]
-    )
-    told, arrival, start = [], [], []
-    for submitted, started, body in rows:
-        try:
-            kept = Told.from_dict(body)
-        except (KeyError, TypeError, ValueError):
-            continue
-        told.append(kept.values()[:2])
-        arrival.append(bk.site_seconds(site, submitted))
-        start.append(bk.site_seconds(site, started))
-    a, s = np.array(arrival, dtype=float), np.array(start, dtype=float)
-    order = np.argsort(a, kind="stable")
-    figures = np.array(told, dtype=float).reshape(-1, 2)[order]
-    a, s = a[order], s[order]
-    wait = np.maximum(s - a, 0.0)  # a start stamped before the submission: no wait
-    return ToldStarted(figures[:, 0], figures[:, 1], wait, a, a + wait)
-
-
-# This process's: site -> (view key, told jobs); (site, rule, level) -> (told key, state)
-_TOLD: LRU[tuple[Hashable, ToldStarted]] = LRU(16)
+# This process's: (site, rule, level) -> (told key, state)
 _STATES: LRU[tuple[tuple[int, float, float], AdaptiveNow | None]] = LRU(64)
 
 
@@ -109,10 +45,7 @@ def adaptive_state(
     fewer than ``MIN_POOL`` did). ``view_key`` names the queue view the request reads
     (``queue_view.QueueView``): under the same view the told jobs are not read again, and
     while they are the same the state is not computed again."""
-    read = _TOLD.get(site.pk)
-    if read is None or view_key is None or read[0] != view_key:
-        read = _TOLD.put(site.pk, (view_key, told_started(site)))
-    told = read[1]
+    told = told_now(site, view_key)
     key = (site.pk, rule, float(level))
     held = _STATES.get(key)
     if held is not None and held[0] == told.key():

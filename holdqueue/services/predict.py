@@ -38,7 +38,8 @@ from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.interval import wait_interval
 from holdqueue.services.snapshot import request_for, snapshot_now
-from holdqueue.services.told import site_told
+from holdqueue.services.told import site_told, told_now
+from holdqueue.services.told_accuracy import told_accuracy
 from jobmolding.core.headline import SAYS, RuleChoice, headline_wait
 from jobmolding.core.headline_scores import choose_on_history
 from jobmolding.core.live_bundle import LiveBundle
@@ -370,9 +371,9 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
     method = data.get("method")  # None: the site's default (auto)
     model = site_model(site, method)
     answer = LiveBundle(model.bundle, model.rule.rule).answers(snap, RequestBatch.of([request]))[0]
-    level = float(data.get("confidence", 0.9))
+    level, rule, view_key = float(data.get("confidence", 0.9)), model.rule.rule, view.key
     low, high, interval_how = wait_interval(
-        site, model.rule.rule, model.wait_scores, answer.wait_s, level, (view.read_at, view.token)
+        site, rule, model.wait_scores, answer.wait_s, level, view_key
     )
     start = at + dt.timedelta(seconds=answer.wait_s)
     end = start + dt.timedelta(seconds=answer.runtime.point_s)
@@ -416,7 +417,7 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
                 else "asked for"
             ),
         },
-        "accuracy": model.accuracy,
+        "accuracy": {**model.accuracy, "told": told_accuracy(told_now(site, view_key), rule)},
         "why": why_body(
             model.bundle.runtime,
             replace(snap, history=model.bundle.jobs),

@@ -51,6 +51,12 @@ class QueueView:
     read_at: dt.datetime
     token: str
 
+    @property
+    def key(self) -> tuple[dt.datetime, str]:
+        """Equal for the same read: what is learnt from the database with the queue (the told
+        jobs that started, ``holdqueue.services.told.told_now``) is read again with it."""
+        return (self.read_at, self.token)
+
 
 def max_age_s(site: Site) -> float:
     """How many wall seconds a view serves: ``QUEUECAST_QUEUE_VIEW_S`` of the site's clock

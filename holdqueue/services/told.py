@@ -1,30 +1,43 @@
-"""What a site told the jobs submitted through it, read back at a fit (``jobmolding.core.told``).
+"""What a site told the jobs submitted through it, read back (``jobmolding.core.told``).
 
 A job submitted at its decision keeps, in its decision record, the answer the site gave for
-the size it was submitted with (``record["told"]``, :func:`told_record`). When the job has
-ended and its history row (``SiteHistory``, keyed by the batch system's id) is among the
-last finished jobs a fit scores, that answer is scored instead of answering the job again
-(``headline_scores.pooled_answers``). Jobs the site did not submit, or held, have none.
+the size it was submitted with (``record["told"]``, :func:`told_record`: the two wait figures,
+the runtime point and, since stop 58, the headline rule that made the wait it was told). When
+the job has ended and its history row (``SiteHistory``, keyed by the batch system's id) is
+among the last finished jobs a fit scores, that answer is scored instead of answering the job
+again (``headline_scores.pooled_answers``). Jobs the site did not submit, or held, have none.
+
+Between fits, the told jobs that have started (:func:`told_started`, read again with the
+queue: :func:`told_now`) teach the wait interval (``holdqueue.services.interval``) and say how
+far the waits told were off (``holdqueue.services.told_accuracy``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from holdqueue.models import SiteHistory, SiteJob
+from holdqueue.models import Site, SiteHistory, SiteJob
+from holdqueue.services import backends as bk
+from jobmolding.core.headline import RULES, headline_wait
 from jobmolding.core.told import Told, ToldRows
+from predictor.core.lru import LRU
+from predictor.core.wait.adaptive_now import REPLAYED
 
 
 def told_record(predictor: Any, at_s: float, procs: int) -> dict[str, Any]:
     """``{"told": ...}`` for a decision record: what ``predictor`` (the site's ``LiveBundle``)
-    told a request of ``procs`` processors on the snapshot of ``at_s``; empty when it told
-    none (a stubbed predictor)."""
+    told a request of ``procs`` processors on the snapshot of ``at_s``, with the headline rule
+    that made its wait (``rule``); empty when it told none (a stubbed predictor)."""
     told_for = getattr(predictor, "told_for", None)
     told = told_for(at_s, procs) if told_for is not None else None
-    return {} if not isinstance(told, Told) else {"told": told.as_dict()}
+    if not isinstance(told, Told):
+        return {}
+    rule = getattr(predictor, "rule", None)
+    return {"told": {**told.as_dict(), **({"rule": rule} if rule in RULES else {})}}
 
 
 def site_told(site, finished: np.ndarray) -> Callable[[np.ndarray], ToldRows]:
@@ -60,3 +73,82 @@ def _told(decision: Any) -> Told | None:
         return Told.from_dict(body)
     except (KeyError, TypeError, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class ToldStarted:
+    """The told jobs that started, in arrival order (site seconds): their two told figures
+    (the history estimate and the queue-based start, ``nan`` where there was none), the
+    headline rule that made the wait each was told (``""``: told before stop 58, not kept),
+    the wait, the arrival and the start."""
+
+    history_s: np.ndarray
+    queue_s: np.ndarray
+    wait_s: np.ndarray
+    arrival_s: np.ndarray
+    start_s: np.ndarray
+    rule: np.ndarray
+
+    def key(self) -> tuple[int, float, float]:
+        """Equal for the same jobs (a new start or a new job changes it)."""
+        if self.arrival_s.size == 0:
+            return (0, 0.0, 0.0)
+        return (self.arrival_s.size, float(self.start_s.max()), float(self.arrival_s[-1]))
+
+    def told_s(self, rule: str) -> np.ndarray:
+        """The wait ``rule`` makes of each job's two figures (``headline.headline_wait``)."""
+        return headline_wait(rule, self.history_s, self.queue_s)
+
+    def as_told_s(self, rule: str) -> np.ndarray:
+        """The wait each job was told: its own rule's, ``rule``'s where none was kept."""
+        out = self.told_s(rule)
+        for kept in set(self.rule.tolist()) - {"", rule}:
+            mine = self.rule == kept
+            out[mine] = headline_wait(kept, self.history_s[mine], self.queue_s[mine])
+        return out
+
+
+def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
+    """The last ``n`` jobs submitted through ``site`` at their decision (they kept what they
+    were told) that have started."""
+    rows = list(
+        SiteJob.objects.filter(
+            site=site,
+            submitted_at__isnull=False,
+            started_at__isnull=False,
+            decision__has_key="told",
+        )  # fmt: skip
+        .order_by("-submitted_at", "-id")
+        .values_list("submitted_at", "started_at", "decision__told")[:n]
+    )
+    told, rules, arrival, start = [], [], [], []
+    for submitted, started, body in rows:
+        try:
+            kept = Told.from_dict(body)
+        except (KeyError, TypeError, ValueError):
+            continue
+        told.append(kept.values()[:2])
+        rule = body.get("rule")
+        rules.append(rule if rule in RULES else "")
+        arrival.append(bk.site_seconds(site, submitted))
+        start.append(bk.site_seconds(site, started))
+    a, s = np.array(arrival, dtype=float), np.array(start, dtype=float)
+    order = np.argsort(a, kind="stable")
+    figures = np.array(told, dtype=float).reshape(-1, 2)[order]
+    a, s = a[order], s[order]
+    wait = np.maximum(s - a, 0.0)  # a start stamped before the submission: no wait
+    kept_rules = np.array(rules, dtype=object)[order]
+    return ToldStarted(figures[:, 0], figures[:, 1], wait, a, a + wait, kept_rules)
+
+
+# This process's: site -> (queue view key, its told jobs that started)
+_TOLD: LRU[tuple[Hashable, ToldStarted]] = LRU(16)
+
+
+def told_now(site: Site, view_key: Hashable = None) -> ToldStarted:
+    """:func:`told_started` as of the queue view ``view_key`` (``queue_view.QueueView``'s read
+    time and token): under the same view the jobs are not read again (None: read now)."""
+    read = _TOLD.get(site.pk)
+    if read is None or view_key is None or read[0] != view_key:
+        read = _TOLD.put(site.pk, (view_key, told_started(site)))
+    return read[1]

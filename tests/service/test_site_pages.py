@@ -87,6 +87,36 @@ def test_predict_page_answers_for_a_live_site_with_the_calibrated_interval(site,
     assert "finished jobs, each answered again from the state at its arrival" in page
 
 
+def test_predict_page_says_how_far_off_the_waits_the_site_told_were(site, alice) -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from holdqueue.models import SiteJob
+    from holdqueue.services import queue_view
+    from holdqueue.services import told as site_told
+
+    site_told._TOLD.clear()
+    query = {"site": site.pk, "procs": 8, "time_limit": "1h", "user_id": -1, "confidence": 0.9}
+    before = page_for(alice).get("/predict/", query).content.decode()
+    assert 'id="told-accuracy"' not in before  # no told job has started
+    base = timezone.now() - dt.timedelta(days=1)
+    for k in range(40):  # told 100 s; waited 60 s, or 400 s for one job in four
+        at = base + dt.timedelta(seconds=600 * k)
+        SiteJob.objects.create(
+            site=site, owner=alice, script="#!/bin/sh\n", procs_requested=4, procs_chosen=4,
+            time_limit_s=600, state=SiteJob.FINISHED, arrived_at=at, submitted_at=at,
+            backend_job_id=f"p{k}", started_at=at + dt.timedelta(seconds=60 + 340 * (k % 4 == 3)),
+            decision={"told": {"history_s": 100.0, "queue_s": 100.0, "runtime_s": 60.0}},
+        )  # fmt: skip
+    queue_view.changed(site)
+    page = page_for(alice).get("/predict/", query).content.decode()
+    assert 'href="/glossary/#told-accuracy"' in page
+    assert "of the last 40 jobs submitted through it that have started" in page
+    assert "was off by 1 min 45 s on average (40 s for the middle one)" in page
+    assert "25% waited longer than they were told" in page
+
+
 def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
     page = page_for(alice).get("/predict/", {"procs": 8, "time_limit": "1h", "user_id": -1,
                                              "confidence": 0.9}).content.decode()  # fmt: skip

@@ -343,6 +343,7 @@ def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> Non
     jobs = [SiteJob.objects.get(pk=r.data["id"]) for r in (plain, decided)]
     told = [j.decision["told"] for j in jobs]
     assert told[0]["history_s"] >= 0 and told[0]["runtime_s"] > 0
+    assert told[0]["rule"] == told[1]["rule"] == site_predict.site_model(site).rule.rule
     assert jobs[1].decision["molding"]["chosen_procs"] == jobs[1].procs_chosen
     last = max(r.submit_s + r.wait_s + r.run_s for r in SiteHistory.objects.filter(site=site))
     for k, job in enumerate(jobs):  # they ran and ended after every other job
@@ -372,10 +373,11 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     waits from submission to start), recomputed when a told job starts."""
     from holdqueue.services import interval as site_interval
     from holdqueue.services import queue_view
+    from holdqueue.services import told as site_told
     from predictor.core.wait.adaptive_now import MIN_POOL, adaptive_now
 
     site_interval._STATES.clear()
-    site_interval._TOLD.clear()
+    site_told._TOLD.clear()
     site = simulated_site()
     client = api_for(make_user("alice"))
     url, query = f"/api/sites/{site.pk}/predict/", {"procs": 8, "time_limit_s": 600}
@@ -409,7 +411,7 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     assert second.status_code == 200, second.data
     wait = second.data["wait"]
     assert wait["interval"]["from"] == "told" and wait["interval"]["jobs"] == MIN_POOL + 10
-    told = site_interval.told_started(site)
+    told = site_told.told_started(site)
     assert told.arrival_s.size == MIN_POOL + 10 and np.all(np.diff(told.arrival_s) >= 0)
     state = adaptive_now(told.told_s(model.rule.rule), told.wait_s, told.arrival_s, told.start_s,
                          float(told.start_s.max()), 0.8)  # fmt: skip
@@ -422,3 +424,45 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     queue_view.changed(site)
     third = client.post(url, {**query, "confidence": 0.8}, format="json")
     assert third.data["wait"]["interval"]["jobs"] == MIN_POOL + 11
+
+
+def test_the_answer_says_how_far_off_the_waits_the_site_told_were() -> None:
+    """The live check: the jobs the site told that started, each against the wait it was told
+    by the rule kept with it (today's rule where none was kept)."""
+    from holdqueue.services import queue_view
+    from holdqueue.services import told as site_told
+    from predictor.core.wait.adaptive_now import MIN_POOL
+
+    site_told._TOLD.clear()
+    site = simulated_site()
+    client = api_for(make_user("alice"))
+    url, query = f"/api/sites/{site.pk}/predict/", {"procs": 8, "time_limit_s": 600}
+    first = client.post(url, query, format="json")
+    assert first.status_code == 200 and first.data["accuracy"]["told"] is None
+    rule = site_predict.site_model(site).rule.rule
+    other = next(r for r in RULES if r != rule)
+    owner, base = make_user("bob"), timezone.now() - dt.timedelta(days=2)
+    rng = np.random.default_rng(2)
+    n = MIN_POOL + 20
+    h, q, waited = rng.exponential(600.0, n), rng.exponential(900.0, n), rng.exponential(800.0, n)
+    for k in range(n):
+        at = base + dt.timedelta(seconds=600 * k)
+        told = {"history_s": h[k], "queue_s": q[k], "runtime_s": 300.0,
+                **({"rule": other} if k % 2 else {})}  # fmt: skip
+        SiteJob.objects.create(
+            site=site, owner=owner, script="#!/bin/sh\n", procs_requested=4, procs_chosen=4,
+            time_limit_s=600, state=SiteJob.FINISHED, arrived_at=at, submitted_at=at,
+            backend_job_id=f"a{k}", started_at=at + dt.timedelta(seconds=float(waited[k])),
+            decision={"told": told},
+        )  # fmt: skip
+    queue_view.changed(site)
+    got = client.post(url, query, format="json").data["accuracy"]["told"]
+    odd = np.arange(n) % 2 == 1
+    said = np.where(odd, headline_wait(other, h, q), headline_wait(rule, h, q))
+    waited = np.array([float(dt.timedelta(seconds=float(w)).total_seconds()) for w in waited])
+    assert got["jobs"] == n
+    assert got["mae_s"] == pytest.approx(np.mean(np.abs(said - waited)), abs=1e-3)
+    assert got["median_abs_error_s"] == pytest.approx(np.median(np.abs(said - waited)), abs=1e-3)
+    assert got["longer_share"] == pytest.approx(np.mean(waited > said))
+    assert got["mean_wait_s"] == pytest.approx(waited.mean(), abs=1e-3)
+    assert f"({n - odd.sum()} told before the rule was kept" in got["about"]
