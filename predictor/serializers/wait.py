@@ -62,9 +62,16 @@ class WaitAnswerSerializer(serializers.Serializer):
         "the replayed jobs' own intervals missed (null: split conformal over recent_jobs).",
     )
     within_s = serializers.FloatField(allow_null=True)
-    p_within = serializers.FloatField(allow_null=True, help_text="P(start within within_s).")
+    p_within = serializers.FloatField(
+        allow_null=True,
+        help_text="P(start within within_s): the share of the p_within_jobs recent started jobs "
+        "whose predicted wait was nearest this one's (log scale) that started within it.",
+    )
+    p_within_jobs = serializers.IntegerField(
+        help_text="The recent started jobs p_within counts (0: within_s not asked)."
+    )
     recent_jobs = serializers.IntegerField(
-        help_text="Recent started jobs behind recent_aae_s and p_within."
+        help_text="Recent started jobs behind recent_aae_s and recent_mean_wait_s."
     )
     recent_aae_s = serializers.FloatField(
         allow_null=True, help_text="The method's AAE on those jobs, seconds."

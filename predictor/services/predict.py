@@ -276,24 +276,26 @@ def trust(
     trace: Trace | None = None,
 ) -> dict[str, Any]:
     """Interval at the query's confidence, P(start within T) and the wait method's recent
-    accuracy (``predictor.core.wait.recent``): its errors on the jobs that most recently
+    accuracy (``predictor.core.wait.recent``): its answers on the jobs that most recently
     started by ``at``, built once per trace version and instant (``RecentScorer``: each log
     row is predicted once, instants kept in a small LRU)."""
     level, within = float(query.get("confidence") or 0.9), query.get("within_s")
     recent = recent_at(bundle, at, trace)
     body: dict[str, Any] = {"confidence": level, "within_s": within, "p_within": None,
-                            "interval_low_s": None, "interval_high_s": None,
+                            "p_within_jobs": 0, "interval_low_s": None, "interval_high_s": None,
                             "interval_jobs": 0, "interval_level_used": None}  # fmt: skip
     body.update(recent_jobs=int(recent.rows.size), recent_aae_s=_num(recent.aae_s),
                 recent_mean_wait_s=_num(recent.mean_wait_s))  # fmt: skip
     if recent.rows.size:
-        adaptive = recent_scorer(bundle, trace).adaptive(at, level)
-        ans = recent.answer(np.array([wait_s]), level, within, adaptive)
+        scorer = recent_scorer(bundle, trace)
+        adaptive = scorer.adaptive(at, level)
+        like = scorer.window(at) if within is not None else None
+        ans = recent.answer(np.array([wait_s]), level, within, adaptive, like)
         if adaptive is not None:
             body.update(interval_jobs=adaptive.known, interval_level_used=adaptive.target)
         body.update(interval_low_s=float(ans["low_s"][0]), interval_high_s=float(ans["high_s"][0]))
         if within is not None:
-            body["p_within"] = float(ans["p_within"][0])
+            body.update(p_within=float(ans["p_within"][0]), p_within_jobs=ans["p_within_jobs"])
     return body
 
 

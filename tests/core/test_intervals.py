@@ -10,7 +10,6 @@ from predictor.core.wait.intervals import (
     interval_from_pool,
     known_order,
     online_intervals,
-    prob_within,
     scores,
     shortest_run,
 )
@@ -96,12 +95,6 @@ def test_groups_use_their_own_pool_once_it_is_large_enough():
     res = online_intervals(pred, wait, arrival, arrival, (0.8,), groups=group, min_pool=20)
     late = np.arange(n) > 200
     assert np.all(res.high_s[0.8][late & (group == 0)] < 100)  # not the mixed pool's 5000s
-
-
-def test_prob_within_is_the_share_of_the_pool_below_t():
-    pool = np.array([-100.0, 0.0, 100.0, 200.0])
-    np.testing.assert_allclose(prob_within(np.array([100.0, 0.0]), pool, 150.0), [0.5, 0.75])
-    assert np.all(np.diff(prob_within(np.full(3, 50.0), pool, 0.0)) == 0)
 
 
 @pytest.mark.parametrize("bad", [0.3, 0.995, 1.0])

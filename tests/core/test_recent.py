@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from predictor.core.state.sweep import compute_state
+from predictor.core.wait import recent
 from predictor.core.wait.adaptive_now import adaptive_now
 from predictor.core.wait.intervals import interval_block
+from predictor.core.wait.p_within import NEIGHBOURS, p_within
 from predictor.core.wait.recent import RecentScorer, recent_errors, recent_rows
 from predictor.core.wait.registry import make_method
 from predictor.core.wait.row_memo import RowWaitMemo
@@ -96,6 +98,28 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
     told = got.answer(np.array([500.0]), 0.8, adaptive=state)
     low, high = want.interval(np.array([500.0]))
     assert (told["low_s"][0], told["high_s"][0]) == (low[0], high[0])
+
+
+def test_p_within_reads_the_jobs_predicted_like_the_request_among_the_window(monkeypatch):
+    monkeypatch.setattr(recent, "WINDOW", 150)
+    jobs = make_jobs(500, seed=12)
+    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
+    method = make_method("apq").fit(ctx)
+    counting = CountingMethod(method)
+    scorer = RecentScorer(counting, jobs, n=120, replayed=200)
+    wait = jobs["wait_time"].to_numpy()
+    t = float(jobs["submit_time"].iloc[450])
+    pool = scorer.at(t, 450)
+    before = counting.rows
+    like = scorer.window(t, 450)  # among the replayed rows: nothing predicted again
+    assert counting.rows == before and scorer.window(t, 450) is like
+    rows = recent_rows(jobs, t, 450, n=150)
+    np.testing.assert_array_equal(like.rows, rows)
+    np.testing.assert_array_equal(like.pred_s, method.predict_rows(rows).wait_s)
+    ans = pool.answer(np.array([500.0, 5000.0]), 0.9, 1800.0, like=like)
+    want = p_within(np.array([500.0, 5000.0]), like.pred_s, wait[rows], 1800.0)
+    np.testing.assert_array_equal(ans["p_within"], want)
+    assert ans["p_within_jobs"] == min(NEIGHBOURS, 150) and ans["recent_jobs"] == 120
 
 
 def test_row_memo_matches_a_batch_in_any_order():

@@ -56,6 +56,7 @@ def test_answer_carries_an_interval_p_within_and_the_recent_accuracy(trace, alic
         narrow["interval_high_s"] - narrow["interval_low_s"]
     )
     assert 0.0 <= narrow["p_within"] <= 1.0 and wide["p_within"] is None
+    assert 0 < narrow["p_within_jobs"] <= 200 and wide["p_within_jobs"] == 0
     assert narrow["recent_aae_s"] >= 0 and narrow["recent_mean_wait_s"] > 0
     res = predict(client, trace.pk, job(trace, confidence=0.995))
     assert res.status_code == 400 and "confidence" in res.json()

@@ -1,4 +1,4 @@
-"""Calibrated wait intervals and ``P(start within T)`` from a method's own recent errors.
+"""Calibrated wait intervals from a method's own recent errors.
 
 A point wait is the wrong product for heavy-tailed waits; a user can act on a range that holds
 at its stated confidence. Every wait method gets one the same way: split-conformal prediction
@@ -30,8 +30,9 @@ then corrects the level from the misses seen so far: ``alpha_i = (1 - c) + gamma
 converges to ``c`` even when the site drifts. A target with fewer than ``min_pool`` known
 scores gets ``[0, inf)`` (counted, reported as uncalibrated).
 
-``P(start within T)`` for a prediction ``p`` is the share of the pool whose mapped-back value
-is at most ``T``: the empirical distribution of ``y`` given ``p`` under the same score.
+``P(start within T)`` was read off the same pool until stop 58 (the share whose mapped-back
+value is at most ``T``). It understated, so it has its own rule now:
+:mod:`predictor.core.wait.p_within`.
 """
 
 from __future__ import annotations
@@ -118,18 +119,6 @@ def interval_from_sorted(
     lo = np.maximum(_back(pred_s, np.full(np.shape(pred_s), lo_e), score), 0.0)
     hi = np.maximum(_back(pred_s, np.full(np.shape(pred_s), hi_e), score), lo)
     return lo, hi
-
-
-def prob_within(
-    pred_s: np.ndarray, pool_scores: np.ndarray, within_s: float, score: str = "diff"
-) -> np.ndarray:
-    """``P(wait <= within_s)`` per prediction: share of the pool mapping back to <= T."""
-    pool = np.sort(np.asarray(pool_scores, dtype=float))
-    if pool.size == 0:
-        raise ValueError("no known errors to calibrate from (empty score pool)")
-    p = np.maximum(np.atleast_1d(np.asarray(pred_s, dtype=float)), 0.0)
-    bound = (1.0 + float(within_s)) / (1.0 + p) if score == "ratio" else float(within_s) - p
-    return np.searchsorted(pool, bound, side="right") / pool.size
 
 
 @dataclass

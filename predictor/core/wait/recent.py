@@ -3,13 +3,15 @@
 An answer about a new request comes with (1) an interval at the caller's confidence and
 ``P(start within T)`` (:mod:`predictor.core.wait.intervals`) and (2) the method's recent AAE and
 the mean wait of the same recent jobs, so AAE / mean wait reads like the evaluation's column.
-Both come from re-predicting the jobs of the log that most recently *started* by the
+All come from re-predicting the jobs of the log that most recently *started* by the
 request's ``known_at_s`` (their waits are known then), each at its own arrival, where a job's
 error is usable once its wait is known. The interval is the evaluation's own online adaptive
 rule (:meth:`RecentScorer.adaptive`: ``adaptive_now`` replayed over the last ``replayed``
 such jobs, since stop 57; before, plain split conformal over the ``n`` = 300 last: at 3,000
 random KTH-SP2 test arrivals it held 0.876 at 90%, the adaptive rule 0.896, docs/results.md
-"Stop 57"); the recent AAE, the mean wait and ``P(start within T)`` read the ``n`` last.
+"Stop 57"). ``P(start within T)`` is the share of the 200 of those 2,000 whose prediction
+was nearest the request's that started within T (:mod:`predictor.core.wait.p_within`, since
+stop 58; :meth:`RecentScorer.window`). The recent AAE and the mean wait read the ``n`` last.
 
 The pool depends on the instant, not on the request: :class:`RecentScorer` builds it once per
 instant (a small LRU) from a :class:`~predictor.core.wait.row_memo.RowWaitMemo`, so a new
@@ -26,7 +28,8 @@ import numpy as np
 from predictor.core.lru import LRU
 from predictor.core.wait.adaptive_now import REPLAYED, AdaptiveNow, adaptive_now
 from predictor.core.wait.history import KnownHistory
-from predictor.core.wait.intervals import interval_from_pool, prob_within, scores
+from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, p_within
 from predictor.core.wait.row_memo import RowWaitMemo
 
 DEFAULT_RECENT = 300
@@ -58,10 +61,13 @@ class RecentErrors:
         level: float,
         within_s: float | None = None,
         adaptive: AdaptiveNow | None = None,
+        like: RecentErrors | None = None,
     ) -> dict[str, Any]:
         """Interval, ``P(start within T)`` and recent accuracy for predictions ``pred_s``; the
         interval from ``adaptive`` (:meth:`RecentScorer.adaptive`) when given, else split
-        conformal over these jobs' errors.
+        conformal over these jobs' errors; ``P`` from the jobs predicted most like each
+        among ``like`` (:meth:`RecentScorer.window`), else among these jobs
+        (:func:`predictor.core.wait.p_within.p_within`).
 
         Raises ``ValueError`` when no recent job is known (nothing to calibrate from).
         """
@@ -80,7 +86,9 @@ class RecentErrors:
         }
         if within_s is not None:
             out["within_s"] = float(within_s)
-            out["p_within"] = prob_within(pred_s, pool, within_s)
+            like = self if like is None or not like.rows.size else like
+            out["p_within"] = p_within(pred_s, like.pred_s, like.wait_s, within_s)
+            out["p_within_jobs"] = min(NEIGHBOURS, int(like.rows.size))
         return out
 
 
@@ -132,6 +140,7 @@ class RecentScorer:
         self.wait = jobs["wait_time"].to_numpy(float)
         self.memo = RowWaitMemo(method, len(jobs))
         self.cache: LRU[RecentErrors] = LRU(size=size)
+        self.windows: LRU[RecentErrors] = LRU(size=size)  # their own: pools are not evicted
         # a state costs a replay (tens of ms) to make again, so more are kept than pools
         self.states: LRU[tuple[AdaptiveNow | None]] = LRU(max_bytes=STATES_BYTES)
 
@@ -155,9 +164,22 @@ class RecentScorer:
             return found
         # every row the adaptive level replays (:meth:`adaptive`) predicted in one call
         self.memo.wait_s(recent_rows(self.jobs, known_at_s, n_before, self.replayed, self.known))
-        rows = recent_rows(self.jobs, known_at_s, n_before, self.n, self.known)
-        got = RecentErrors(rows=rows, pred_s=self.memo.wait_s(rows), wait_s=self.wait[rows])
-        return self.cache.put(key, got)
+        return self.cache.put(key, self._errors(known_at_s, n_before, self.n))
+
+    def window(self, known_at_s: float, n_before: int | None = None) -> RecentErrors:
+        """The last ``p_within.WINDOW`` rows that started by ``known_at_s``: ``P(start within
+        T)`` reads them (among the replayed rows: :meth:`at` has predicted them)."""
+        n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
+        key = (float(known_at_s), n_before)
+        found = self.windows.get(key)
+        if found is not None:
+            return found
+        n = min(WINDOW, self.replayed)
+        return self.windows.put(key, self._errors(known_at_s, n_before, n))
+
+    def _errors(self, known_at_s: float, n_before: int, n: int) -> RecentErrors:
+        rows = recent_rows(self.jobs, known_at_s, n_before, n, self.known)
+        return RecentErrors(rows=rows, pred_s=self.memo.wait_s(rows), wait_s=self.wait[rows])
 
     def adaptive(
         self, known_at_s: float, level: float, n_before: int | None = None
