@@ -129,7 +129,7 @@ def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
             continue
         told.append(kept.values()[:2])
         rule = body.get("rule")
-        rules.append(rule if rule in RULES else "")
+        rules.append(rule if isinstance(rule, str) and rule in RULES else "")
         arrival.append(bk.site_seconds(site, submitted))
         start.append(bk.site_seconds(site, started))
     a, s = np.array(arrival, dtype=float), np.array(start, dtype=float)

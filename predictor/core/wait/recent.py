@@ -1,8 +1,9 @@
 """A method's recent accuracy on a site, for answers that say how far to trust them.
 
-An answer about a new request comes with (1) an interval at the caller's confidence and
-``P(start within T)`` (:mod:`predictor.core.wait.intervals`) and (2) the method's recent AAE and
-the mean wait of the same recent jobs, so AAE / mean wait reads like the evaluation's column.
+An answer about a new request comes with (1) an interval at the caller's confidence
+(:mod:`predictor.core.wait.intervals`) and ``P(start within T)``
+(:mod:`predictor.core.wait.p_within`) and (2) the method's recent AAE and the mean wait of the
+same recent jobs, so AAE / mean wait reads like the evaluation's column.
 All come from re-predicting the jobs of the log that most recently *started* by the
 request's ``known_at_s`` (their waits are known then), each at its own arrival, where a job's
 error is usable once its wait is known. The interval is the evaluation's own online adaptive
