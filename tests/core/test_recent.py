@@ -66,12 +66,16 @@ class CountingMethod:
         return self.method.predict_rows(rows)
 
 
-def test_scorer_equals_recent_errors_and_predicts_each_row_once():
-    jobs = make_jobs(500, seed=9)
-    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
-    method = make_method("apq").fit(ctx)
+def counted_scorer(seed: int):
+    """An APQ fitted on 500 jobs, counted, behind a scorer of 120 recent and 200 replayed."""
+    jobs = make_jobs(500, seed=seed)
+    method = make_method("apq").fit(WaitContext(jobs, compute_state(jobs), 100, 128))
     counting = CountingMethod(method)
-    scorer = RecentScorer(counting, jobs, n=120, replayed=200)
+    return jobs, method, counting, RecentScorer(counting, jobs, n=120, replayed=200)
+
+
+def test_scorer_equals_recent_errors_and_predicts_each_row_once():
+    jobs, method, counting, scorer = counted_scorer(9)
     wait = jobs["wait_time"].to_numpy()
     for i in (300, 310, 480, 310):
         t = float(jobs["submit_time"].iloc[i])
@@ -102,11 +106,7 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
 
 def test_p_within_reads_the_jobs_predicted_like_the_request_among_the_window(monkeypatch):
     monkeypatch.setattr(recent, "WINDOW", 150)
-    jobs = make_jobs(500, seed=12)
-    ctx = WaitContext(jobs, compute_state(jobs), 100, 128)
-    method = make_method("apq").fit(ctx)
-    counting = CountingMethod(method)
-    scorer = RecentScorer(counting, jobs, n=120, replayed=200)
+    jobs, method, counting, scorer = counted_scorer(12)
     wait = jobs["wait_time"].to_numpy()
     t = float(jobs["submit_time"].iloc[450])
     pool = scorer.at(t, 450)
