@@ -100,6 +100,24 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
     assert limit["data"][0]["x"] == 3600.0 and "time limit 1 h" == limit["label"]
 
 
+def test_predict_page_gives_the_chance_to_start_within_the_time_asked(browser, trace) -> None:
+    page = ask(browser, trace, within="10min").content.decode()
+    wait = evaluations.predict_wait(trace, {
+        "user_id": 2, "group_id": -1, "queue_id": 1, "requested_procs": 8,
+        "requested_time": 3600.0, "at": trace.last_submit_s, "within_s": 600.0,
+    })  # fmt: skip
+    from queuecast.humanize import percent
+
+    assert wait["p_within"] is not None and wait["p_within_jobs"] > 0
+    text = words(page)
+    assert f"Chance to start within 10 min {percent(wait['p_within'])}" in text
+    assert f"of the {wait['p_within_jobs']} recent jobs whose predicted wait was nearest" in text
+    assert 'href="/glossary/#p-within"' in page
+    assert 'id="card-within"' not in ask(browser, trace).content.decode()  # not asked
+    bad = ask(browser, trace, within="soon").content.decode()
+    assert "is not a duration" in bad and 'id="answer"' not in bad
+
+
 def test_predict_page_puts_the_api_errors_on_the_fields(browser, trace) -> None:
     page = ask(browser, trace, procs=100000).content.decode()
     assert "at most the machine size, 128 processors" in page and 'id="answer"' not in page

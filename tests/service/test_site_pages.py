@@ -117,6 +117,14 @@ def test_predict_page_says_how_far_off_the_waits_the_site_told_were(site, alice)
     assert "25% waited longer than they were told" in page
 
 
+def test_predict_page_says_a_live_site_gives_no_chance_to_start_within(site, alice) -> None:
+    query = {"site": site.pk, "procs": 8, "time_limit": "1h", "user_id": -1, "confidence": 0.9,
+             "within": "2h"}  # fmt: skip
+    page = page_for(alice).get("/predict/", query).content.decode()
+    assert 'id="answer"' in page and 'id="card-within"' in page
+    assert "within 2 h" in page and "A live site does not answer this yet" in page
+
+
 def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:
     page = page_for(alice).get("/predict/", {"procs": 8, "time_limit": "1h", "user_id": -1,
                                              "confidence": 0.9}).content.decode()  # fmt: skip
