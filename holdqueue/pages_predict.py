@@ -28,7 +28,7 @@ def site_answer(site: Site, user: Any, data: dict[str, Any]) -> tuple[dict | Non
     query = PredictSerializer(data={
         "procs": data["procs"], "time_limit_s": int(round(data["time_limit"])),
         "user": str(data["user_id"]) if data.get("user_id", -1) >= 0 else "",
-        "confidence": data["confidence"],
+        "confidence": data["confidence"], "within_s": data.get("within"),
     })  # fmt: skip
     if not query.is_valid():
         return None, dict(query.errors)
@@ -66,5 +66,16 @@ def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str
         "time_limit_s": raw["time_limit_s"],
         "site_accuracy": raw.get("accuracy") or {},
         "why": raw.get("why"),
+        **within_cards(wait.get("within")),
         "online": {"methods": raw["method"], "accuracy": raw.get("accuracy") or {}},
     }  # fmt: skip
+
+
+def within_cards(within: dict[str, Any] | None) -> dict[str, Any]:
+    """The chance to start within the time asked (the trace card's shape), or why there is
+    none yet; nothing when it was not asked."""
+    if within is None:
+        return {}
+    if within["p"] is None:
+        return {"within_note": {"within_s": within["within_s"], "about": within["about"]}}
+    return {"p_within": {"within_s": within["within_s"], "p": within["p"], "jobs": within["jobs"]}}

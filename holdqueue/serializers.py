@@ -245,6 +245,10 @@ class PredictSerializer(serializers.Serializer):
     user = serializers.CharField(max_length=150, required=False, allow_blank=True)
     at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     confidence = serializers.FloatField(min_value=0.5, max_value=0.99, default=0.9)
+    within_s = serializers.FloatField(
+        min_value=0.0, required=False, allow_null=True, default=None,
+        help_text="Also answer the chance to start within this many seconds (`wait.within`).",
+    )  # fmt: skip
     method = serializers.CharField(
         required=False,
         help_text="Answer with this wait method instead of the site's default (auto): "
@@ -435,6 +439,12 @@ class SiteWaitSerializer(serializers.Serializer):
         '"fit" (the pool scored at the last fit); `jobs`, `about`'
     )
     upper_bound_s = serializers.FloatField(allow_null=True)
+    within = serializers.DictField(
+        allow_null=True,
+        help_text="with `within_s`: `p`, the chance to start within it (of the `jobs` told jobs "
+        "whose told wait was nearest this one's, the share that started within it; null until "
+        "30 told jobs have started), `within_s`, `jobs`, `about`; null when not asked",
+    )
     history_s = serializers.FloatField(help_text="the estimate from the site's history")
     queue_s = serializers.FloatField(
         allow_null=True, help_text="EASY forward on the current queue with predicted runtimes"

@@ -136,6 +136,10 @@ TERMS = (
         time: its calibration error is 0.010-0.014 (the rule before stop 58, a shift of the
         method's recent errors, said 3% where 10-19% started). The API answers it as
         p_within when asked with within_s.
+
+        A live site reads it off the jobs submitted through it that have started: the 200
+        whose told wait was nearest this job's, and the share that started within the time
+        you give (wait.within in its answer). Until 30 such jobs have started it gives none.
         """,
         WAITS,
         "predictor/core/wait/p_within.py",

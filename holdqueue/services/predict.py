@@ -40,6 +40,7 @@ from holdqueue.services.interval import wait_interval
 from holdqueue.services.snapshot import request_for, snapshot_now
 from holdqueue.services.told import site_told, told_now
 from holdqueue.services.told_accuracy import told_accuracy
+from holdqueue.services.told_within import told_within
 from jobmolding.core.headline import SAYS, RuleChoice, headline_wait
 from jobmolding.core.headline_scores import choose_on_history
 from jobmolding.core.live_bundle import LiveBundle
@@ -398,6 +399,9 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "confidence": level,
             "interval": interval_how,
             "upper_bound_s": answer.wait_upper_s,
+            "within": None
+            if data.get("within_s") is None
+            else told_within(told_now(site, view_key), rule, answer.wait_s, data["within_s"]),
         },
         "runtime": {
             "point_s": answer.runtime.point_s,

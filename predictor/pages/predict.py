@@ -73,7 +73,7 @@ class PredictForm(forms.Form):
     within = forms.CharField(
         required=False,
         label="Start within",
-        help_text="Optional, e.g. 1h: the chance it starts that soon (stored traces).",
+        help_text="Optional, e.g. 1h: the chance it starts that soon.",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -191,8 +191,7 @@ def site_answer_for(form: PredictForm, user: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     answer = pages_site.present_site(site, raw, form.cleaned_data["confidence"])
-    # a live site answers no P(start within T) yet: the page says so instead of dropping it
-    return {"answer": answer, "accuracy": {}, "within_unanswered": form.cleaned_data["within"]}
+    return {"answer": answer, "accuracy": {}}
 
 
 def api_query(data: dict[str, Any], at: float | None) -> dict[str, Any]:

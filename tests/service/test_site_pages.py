@@ -110,19 +110,22 @@ def test_predict_page_says_how_far_off_the_waits_the_site_told_were(site, alice)
             decision={"told": {"history_s": 100.0, "queue_s": 100.0, "runtime_s": 60.0}},
         )  # fmt: skip
     queue_view.changed(site)
-    page = page_for(alice).get("/predict/", query).content.decode()
+    page = page_for(alice).get("/predict/", {**query, "within": "2min"}).content.decode()
     assert 'href="/glossary/#told-accuracy"' in page
+    # told 100 s each: the 40 are equally near, 30 of them started within 2 min
+    card = page.split('id="card-within"')[1].split("</div></div>")[0]
+    assert "Chance to start</a> within 2 min" in card and '<div class="big">75%</div>' in card
     assert "of the last 40 jobs submitted through it that have started" in page
     assert "was off by 1 min 45 s on average (40 s for the middle one)" in page
     assert "25% waited longer than they were told" in page
 
 
-def test_predict_page_says_a_live_site_gives_no_chance_to_start_within(site, alice) -> None:
+def test_predict_page_says_why_a_new_site_gives_no_chance_to_start_within(site, alice) -> None:
     query = {"site": site.pk, "procs": 8, "time_limit": "1h", "user_id": -1, "confidence": 0.9,
              "within": "2h"}  # fmt: skip
     page = page_for(alice).get("/predict/", query).content.decode()
-    assert 'id="answer"' in page and 'id="card-within"' in page
-    assert "within 2 h" in page and "A live site does not answer this yet" in page
+    assert 'id="answer"' in page and 'id="card-within"' in page and "within 2 h" in page
+    assert "Not answered yet: fewer than 30 jobs told by this site have started." in page
 
 
 def test_predict_page_needs_exactly_one_of_site_and_trace(site, alice) -> None:

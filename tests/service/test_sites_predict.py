@@ -466,3 +466,12 @@ def test_the_answer_says_how_far_off_the_waits_the_site_told_were() -> None:
     assert got["longer_share"] == pytest.approx(np.mean(waited > said))
     assert got["mean_wait_s"] == pytest.approx(waited.mean(), abs=1e-3)
     assert f"({n - odd.sum()} told before the rule was kept" in got["about"]
+    # the chance to start within T: the same told jobs, the site's rule now, the trace's rule
+    from predictor.core.wait.p_within import p_within
+
+    asked = client.post(url, {**query, "within_s": 600.0}, format="json").data["wait"]
+    told = site_told.told_started(site)
+    want = p_within(np.array([asked["point_s"]]), told.told_s(rule), told.wait_s, 600.0)
+    assert asked["within"]["p"] == float(want[0]) and asked["within"]["jobs"] == n
+    assert asked["within"]["within_s"] == 600.0
+    assert client.post(url, query, format="json").data["wait"]["within"] is None
