@@ -243,13 +243,23 @@ def present(
         "chart": rangeset.rangeset_chart(ranges, run_s, limit_s),
         "time_limit_s": limit_s,
         "why": wait.get("why"),
-        "p_within": None
-        if wait.get("p_within") is None
-        else {"within_s": wait["within_s"], "p": wait["p_within"], "jobs": wait["p_within_jobs"]},
+        **within_card(wait),
         "online": {"methods": wait.get("methods"), "accuracy": wait.get("accuracy")}
         if wait.get("methods")
         else None,
     }
+
+
+def within_card(wait: dict[str, Any]) -> dict[str, Any]:
+    """The chance to start within the time asked, or why there is none (no job had started
+    by the instant); nothing when it was not asked."""
+    if wait.get("within_s") is None:
+        return {}
+    if wait.get("p_within") is None:
+        return {"within_note": {"within_s": wait["within_s"],
+                                "about": "no job of this trace had started by then"}}  # fmt: skip
+    return {"p_within": {"within_s": wait["within_s"], "p": wait["p_within"],
+                         "jobs": wait["p_within_jobs"]}}  # fmt: skip
 
 
 def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | None:

@@ -116,6 +116,8 @@ def test_predict_page_gives_the_chance_to_start_within_the_time_asked(browser, t
     assert 'id="card-within"' not in ask(browser, trace).content.decode()  # not asked
     bad = ask(browser, trace, within="soon").content.decode()
     assert "is not a duration" in bad and 'id="answer"' not in bad
+    first = words(ask(browser, trace, within="10min", at_days=0).content.decode())
+    assert "Not answered yet: no job of this trace had started by then." in first
 
 
 def test_predict_page_puts_the_api_errors_on_the_fields(browser, trace) -> None:
