@@ -54,7 +54,8 @@ def site_answer(site: Site, user: Any, data: dict[str, Any]) -> dict[str, Any]:
         "interval": {"low_s": raw["wait"]["low_s"], "high_s": raw["wait"]["high_s"],
                      "confidence": raw["wait"]["confidence"]},
         "method": {"wait": raw["method"]["wait"], "runtime": raw["method"]["runtime"]},
-        "accuracy": {"wait": raw["accuracy"]["wait"], "runtime": raw["accuracy"]["runtime"]},
+        "accuracy": {"wait": raw["accuracy"]["wait"], "runtime": raw["accuracy"]["runtime"],
+                     "told": raw["accuracy"].get("told")},
         "why": raw["why"],
     }  # fmt: skip
 

@@ -96,5 +96,37 @@ def test_where_page_form_takes_2h_and_shows_the_places_sorted_with_units_and_ter
     assert "8 processors for 2 h" in page
     assert 'href="/glossary/#why-it-waits"' in page and 'href="/glossary/#wait-interval"' in page
     assert page.index(">fast</a>") > 0 and "(90%)" in page
+    assert 'href="/glossary/#told-accuracy"' not in page  # no told job has started
+
+
+def test_a_site_s_told_accuracy_is_in_its_answer_and_row() -> None:
+    import datetime as dt
+
+    from django.test import Client
+    from django.utils import timezone
+
+    from holdqueue.models import SiteJob
+    from holdqueue.services import told as site_told
+
+    site_told._TOLD.clear()
+    site, owner = simulated_site("fast"), make_user("alice")
+    base = timezone.now() - dt.timedelta(days=1)
+    for k in range(30):  # told 100 s; waited 400 s
+        at = base + dt.timedelta(seconds=600 * k)
+        SiteJob.objects.create(
+            site=site, owner=owner, script="#!/bin/sh\n", procs_requested=4, procs_chosen=4,
+            time_limit_s=600, state=SiteJob.FINISHED, arrived_at=at, submitted_at=at,
+            backend_job_id=f"w{k}", started_at=at + dt.timedelta(seconds=400),
+            decision={"told": {"history_s": 100.0, "queue_s": 100.0, "runtime_s": 60.0}},
+        )  # fmt: skip
+    answer = next(a for a in ask(owner).data["answers"] if a["kind"] == "site")
+    told = answer["accuracy"]["told"]
+    assert told["jobs"] == 30 and told["mae_s"] == pytest.approx(300.0)
+    browser = Client()
+    browser.force_login(owner)
+    page = browser.get("/where/", {"procs": 8, "time_limit": "1h", "confidence": 0.9})
+    text = page.content.decode()
+    assert 'href="/glossary/#told-accuracy"' in text
+    assert "5 min over 30 started; 100% waited longer" in text
     bad = browser.get("/where/", {"procs": 8, "time_limit": "soon", "confidence": 0.9})
     assert 'id="where-table"' not in bad.content.decode() and "errorlist" in bad.content.decode()
