@@ -96,8 +96,9 @@ def main() -> None:
         for n, i in enumerate(rows):
             at, pred = float(submit[i]), scorer.memo.wait_s(np.array([i]))
             recent, like = scorer.at(at, int(i)), scorer.window(at, int(i))
+            pool = recent.scores()
             for j, t in enumerate(TS):
-                p["before"][n, j] = before(float(pred[0]), recent.scores(), t)
+                p["before"][n, j] = before(float(pred[0]), pool, t)
                 p[rules[1]][n, j] = recent.answer(pred, 0.9, t, None, like)["p_within"][0]
             for (k, w), name in zip(grid, rules[2:], strict=True):
                 r = recent_rows(jobs, at, int(i), w, scorer.known)

@@ -15,6 +15,7 @@ from holdqueue.models import Site
 from holdqueue.serializers import PredictSerializer
 from holdqueue.services.predict import predict_for_query
 from predictor.pages import rangeset
+from predictor.pages.predict import within_card
 from queuecast.errors import QueuecastError
 
 
@@ -42,6 +43,7 @@ def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str
     """The site answer in the predict page's shape (see ``predictor.pages.predict.present``); the
     finish is the start plus the median runtime, as for a trace."""
     wait = raw["wait"]
+    within = wait.get("within") or {}  # asked with within_s: the chance to start by then
     ranges, limit_s = raw["runtime"]["ranges"], float(raw["time_limit_s"])
     run_s = rangeset.median_runtime_s(ranges)
     run_s = float(raw["runtime"]["point_s"]) if run_s is None else run_s
@@ -66,16 +68,7 @@ def present_site(site: Site, raw: dict[str, Any], confidence: float) -> dict[str
         "time_limit_s": raw["time_limit_s"],
         "site_accuracy": raw.get("accuracy") or {},
         "why": raw.get("why"),
-        **within_cards(wait.get("within")),
+        **within_card(within.get("within_s"), within.get("p"), within.get("jobs"),
+                      within.get("about")),
         "online": {"methods": raw["method"], "accuracy": raw.get("accuracy") or {}},
     }  # fmt: skip
-
-
-def within_cards(within: dict[str, Any] | None) -> dict[str, Any]:
-    """The chance to start within the time asked (the trace card's shape), or why there is
-    none yet; nothing when it was not asked."""
-    if within is None:
-        return {}
-    if within["p"] is None:
-        return {"within_note": {"within_s": within["within_s"], "about": within["about"]}}
-    return {"p_within": {"within_s": within["within_s"], "p": within["p"], "jobs": within["jobs"]}}

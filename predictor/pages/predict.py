@@ -243,23 +243,29 @@ def present(
         "chart": rangeset.rangeset_chart(ranges, run_s, limit_s),
         "time_limit_s": limit_s,
         "why": wait.get("why"),
-        **within_card(wait),
+        **within_card(
+            wait.get("within_s"),
+            wait.get("p_within"),
+            wait.get("p_within_jobs"),
+            "no job of this trace had started by then",
+        ),  # fmt: skip
         "online": {"methods": wait.get("methods"), "accuracy": wait.get("accuracy")}
         if wait.get("methods")
         else None,
     }
 
 
-def within_card(wait: dict[str, Any]) -> dict[str, Any]:
-    """The chance to start within the time asked, or why there is none (no job had started
-    by the instant); nothing when it was not asked."""
-    if wait.get("within_s") is None:
+def within_card(
+    within_s: float | None, p: float | None, jobs: int | None, about: str | None
+) -> dict[str, Any]:
+    """The card of the chance to start within ``within_s``: ``p`` of ``jobs``, or ``about``
+    (why there is none) when ``p`` is None; nothing when it was not asked. A trace answer and
+    a site answer (``holdqueue.pages_predict``) both shape it here."""
+    if within_s is None:
         return {}
-    if wait.get("p_within") is None:
-        return {"within_note": {"within_s": wait["within_s"],
-                                "about": "no job of this trace had started by then"}}  # fmt: skip
-    return {"p_within": {"within_s": wait["within_s"], "p": wait["p_within"],
-                         "jobs": wait["p_within_jobs"]}}  # fmt: skip
+    if p is None:
+        return {"within_note": {"within_s": within_s, "about": about}}
+    return {"p_within": {"within_s": within_s, "p": p, "jobs": jobs}}
 
 
 def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | None:
