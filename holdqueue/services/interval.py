@@ -5,15 +5,15 @@ to end, at each refit (every 10% of history growth or hour). Between fits nothin
 and the pool's quantile under-covered: on the shared logs the stated 90% held for 87% of KTH-SP2's
 and 85% of SDSC-SP2's test jobs (docs/results.md, stop 54).
 
-Now the interval is the online adaptive rule of the trace path's evaluations
-(``predictor.core.wait.intervals``; Gibbs & Candes 2021), fed by every job the site told and
-saw start: each job answered through the site keeps what it was told
-(``holdqueue.services.told``), its wait is known once it starts, and its error joins the pool
-then, in the order the waits became known. The miss-rate target is corrected by the misses
-of those jobs' own intervals (``predictor.core.wait.adaptive_now``: the rule's state at the
-request's instant, the last ``REPLAYED`` told jobs replayed, window 1,000 and step 0.002 as
-chosen on the tuning parts for the trace path). Each job's error is of the wait the site's
-current rule makes of its two told figures, as the fit's pool scores them.
+Now the interval is the online rule of the trace path and its evaluations, fed by every job
+the site told and saw start: each job answered through the site keeps what it was told
+(``holdqueue.services.told``), and its wait is known once it starts. The rule
+(``predictor.core.wait.local_interval``, since stop 59; stop 57's pooled the errors of all of
+them) reads the waits of the 200 of the last 2,000 told jobs that started whose told wait was
+nearest the request's, at a level corrected by the misses of those jobs' own intervals
+(Gibbs & Candes 2021; the state at the request's instant, the last ``REPLAYED`` told jobs
+replayed). Each job is told the wait the site's current rule makes of its two told figures,
+as the fit's pool scores them.
 
 A site with fewer than ``MIN_POOL`` told jobs started (a new site, or one whose jobs are
 submitted elsewhere) answers with the fit's pool, and says so. The state is computed once per
@@ -31,16 +31,16 @@ import numpy as np
 from holdqueue.models import Site
 from holdqueue.services.told import told_now
 from predictor.core.lru import LRU
-from predictor.core.wait.adaptive_now import MIN_POOL, AdaptiveNow, adaptive_now, level_words
 from predictor.core.wait.intervals import interval_from_pool
+from predictor.core.wait.local_interval import MIN_POOL, LocalNow, level_words, local_now
 
 # This process's: (site, rule, level) -> (told key, state)
-_STATES: LRU[tuple[tuple[int, float, float], AdaptiveNow | None]] = LRU(64)
+_STATES: LRU[tuple[tuple[int, float, float], LocalNow | None]] = LRU(64)
 
 
 def adaptive_state(
     site: Site, rule: str, level: float, view_key: Hashable = None
-) -> AdaptiveNow | None:
+) -> LocalNow | None:
     """The online rule's state for ``site`` now, every told job that started known (None:
     fewer than ``MIN_POOL`` did). ``view_key`` names the queue view the request reads
     (``queue_view.QueueView``): under the same view the told jobs are not read again, and
@@ -51,8 +51,8 @@ def adaptive_state(
     if held is not None and held[0] == told.key():
         return held[1]
     now_s = float(told.start_s.max(initial=0.0))  # every start read so far is known
-    state = adaptive_now(told.told_s(rule), told.wait_s, told.arrival_s, told.start_s, now_s,
-                         level)  # fmt: skip
+    state = local_now(told.told_s(rule), told.wait_s, told.arrival_s, told.start_s, now_s,
+                      level)  # fmt: skip
     _STATES.put(key, (told.key(), state))
     return state
 
@@ -61,8 +61,8 @@ def wait_interval(
     site: Site, rule: str, fit_pool: np.ndarray, wait_s: float, level: float,
     view_key: Hashable = None,
 ) -> tuple[float, float, dict[str, Any]]:  # fmt: skip
-    """``(low_s, high_s, how)`` of a wait told now: the adaptive rule over the told jobs
-    that started, or the fit's pool while fewer than ``MIN_POOL`` did."""
+    """``(low_s, high_s, how)`` of a wait told now: the local rule over the told jobs that
+    started, or the fit's pool while fewer than ``MIN_POOL`` did."""
     state = adaptive_state(site, rule, level, view_key)
     if state is None:
         low, high = interval_from_pool(np.array([wait_s]), fit_pool, level)
@@ -74,7 +74,9 @@ def wait_interval(
         }
         return float(low[0]), float(high[0]), how  # fmt: skip
     low, high = state.interval(np.array([wait_s]))
-    how = {"from": "told", "jobs": state.known, "level_used": state.target,
-           "about": f"the errors of the last {state.pool.size} of {state.known} jobs told "
-           f"by this site that have started, {level_words(state.target, level)}"}  # fmt: skip
+    near = min(state.k, state.pred_s.size)
+    how = {"from": "told", "jobs": state.known, "level_used": state.target, "neighbours": near,
+           "about": f"the waits of the {near} jobs told a wait nearest this one, of the last "
+           f"{state.pred_s.size} of {state.known} jobs told by this site that have started, "
+           f"{level_words(state.target, level)}"}  # fmt: skip
     return float(low[0]), float(high[0]), how

@@ -25,7 +25,7 @@ from holdqueue.services import backends as bk
 from jobmolding.core.headline import RULES, headline_wait
 from jobmolding.core.told import Told, ToldRows
 from predictor.core.lru import LRU
-from predictor.core.wait.adaptive_now import REPLAYED
+from predictor.core.wait.local_interval import REPLAYED
 
 
 def told_record(predictor: Any, at_s: float, procs: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from holdqueue.services.told import ToldStarted
-from predictor.core.wait.adaptive_now import MIN_POOL
+from predictor.core.wait.local_interval import MIN_POOL
 
 JOBS = 200  # as many as the fit scores (``predict.CALIBRATION_JOBS``)
 

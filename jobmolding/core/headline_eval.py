@@ -16,7 +16,8 @@ Every fixed rule is scored the same way (its own pool for its interval), and so 
 service's answer before the rule was chosen: ``later`` with an interval calibrated on the
 history estimate's errors (what ``calibrate`` pooled then). The rule chosen online is scored
 once more with the interval a site learns since stop 57 (``holdqueue.services.interval``):
-the online adaptive rule over the jobs told before, each fed as it starts (``_told_online``).
+the online rule over the jobs told before, each fed as it starts (``_told_online``; since stop
+59 the local rule, ``predictor.core.wait.local_interval``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import numpy as np
 
 from jobmolding.core.headline import RULES, choose_rule, headline_wait
 from jobmolding.core.headline_scores import Answered, last_ended
-from predictor.core.wait.adaptive_now import GAMMA, MIN_POOL, REPLAYED, WINDOW
-from predictor.core.wait.intervals import interval_from_pool, online_intervals, scores
+from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.core.wait.local_interval import REPLAYED, local_online
 
 ONLINE = "chosen online, interval learnt as told jobs start"
 
@@ -96,21 +97,21 @@ def _told_online(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Prediction and interval of every block row as a live site learns its interval from the
     jobs it told as they start (``holdqueue.services.interval``): every answered job is a
-    told one; block ``k``'s rows get the online adaptive rule (``intervals.online_intervals``,
-    the site's window, step and ``min_pool``) run over the ``replayed`` answered jobs before
-    the block and the block itself, every job told ``rule_of[k]``'s wait. A site restarts
-    that recursion at each start it reads; here at each block."""
+    told one; block ``k``'s rows get the site's online rule (``local_interval.local_online``,
+    its neighbours, window, step and ``min_pool``) run over the ``replayed`` answered jobs
+    before the block and the block itself, every job told ``rule_of[k]``'s wait. A site
+    restarts that recursion at each start it reads; here at each block."""
     p, lo, hi = [], [], []
     for rule, (rows, _) in zip(rule_of, blocks, strict=True):
         first = max(int(rows[0]) - replayed, 0)
         span = slice(first, int(rows[-1]) + 1)
         pred = headline_wait(rule, h[span], q[span])
-        res = online_intervals(pred, y[span], submit_s[span], submit_s[span] + y[span],
-                               (level,), window=WINDOW, min_pool=MIN_POOL, gamma=GAMMA)  # fmt: skip
+        low, high, _, _ = local_online(pred, y[span], submit_s[span], submit_s[span] + y[span],
+                                       level)  # fmt: skip
         at = rows - first
         p.append(pred[at])
-        lo.append(res.low_s[level][at])
-        hi.append(res.high_s[level][at])
+        lo.append(low[at])
+        hi.append(high[at])
     return np.concatenate(p), np.concatenate(lo), np.concatenate(hi)
 
 

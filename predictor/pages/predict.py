@@ -18,7 +18,8 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import path
 
-from predictor.core.wait.adaptive_now import level_words
+from predictor.core.wait.local_interval import level_words
+from predictor.core.wait.p_within import NEIGHBOURS
 from predictor.models import EvaluationRun
 from predictor.pages import rangeset
 from predictor.pages import runs as runs_page
@@ -275,8 +276,9 @@ def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | N
         about = (
             None
             if used is None
-            else f"the errors of this method on the {wait['interval_jobs']:,} jobs started "
-            f"last, {level_words(used, wait.get('confidence', confidence))}"
+            else f"the waits of the {min(NEIGHBOURS, wait['interval_jobs']):,} jobs, of the "
+            f"{wait['interval_jobs']:,} started last, whose predicted wait was nearest this "
+            f"one's, {level_words(used, wait.get('confidence', confidence))}"
         )
         return {  # the trace wait API's flat fields
             "lower_s": wait["interval_low_s"],

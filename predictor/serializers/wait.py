@@ -58,8 +58,9 @@ class WaitAnswerSerializer(serializers.Serializer):
     )
     interval_level_used = serializers.FloatField(
         allow_null=True,
-        help_text="The level the rule read its pool at: the confidence, corrected by how often "
-        "the replayed jobs' own intervals missed (null: split conformal over recent_jobs).",
+        help_text="The level the rule read the waits of the 200 replayed jobs predicted nearest "
+        "this one at: the confidence, corrected by how often the replayed jobs' own intervals "
+        "missed (null: split conformal over recent_jobs).",
     )
     within_s = serializers.FloatField(allow_null=True)
     p_within = serializers.FloatField(

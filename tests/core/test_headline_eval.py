@@ -61,12 +61,11 @@ def test_each_block_tells_the_rule_chosen_on_its_pool_with_that_rule_s_interval(
 
 
 def test_the_online_row_learns_the_interval_from_every_told_job_as_it_starts() -> None:
-    """The service's interval since stop 57: each block's rows from the online rule run over
-    the ``replayed`` answered jobs before the block, every job told the block's rule; the
-    points are the chosen rule's, as in "chosen online"."""
+    """The service's interval since stop 57 (local since stop 59): each block's rows from the
+    online rule run over the ``replayed`` answered jobs before the block, every job told the
+    block's rule; the points are the chosen rule's, as in "chosen online"."""
     from jobmolding.core.headline_eval import ONLINE, _told_online
-    from predictor.core.wait.adaptive_now import MIN_POOL
-    from predictor.core.wait.intervals import online_intervals
+    from predictor.core.wait.local_interval import local_online
 
     a, n = answered(500, seed=4), 500
     submit = np.arange(n) * 10.0
@@ -84,11 +83,12 @@ def test_the_online_row_learns_the_interval_from_every_told_job_as_it_starts() -
     pred = headline_wait(
         rule_of[3], a.history_s[first : rows[-1] + 1], a.queue_s[first : rows[-1] + 1]
     )
-    ref = online_intervals(pred, a.actual_s[first : rows[-1] + 1], submit[first : rows[-1] + 1],
-                           submit[first : rows[-1] + 1] + a.actual_s[first : rows[-1] + 1],
-                           (0.8,), window=1000, min_pool=MIN_POOL, gamma=0.002)  # fmt: skip
-    np.testing.assert_array_equal(lo[150:200], ref.low_s[0.8][120:])
-    np.testing.assert_array_equal(hi[150:200], ref.high_s[0.8][120:])
+    low, high, _, _ = local_online(pred, a.actual_s[first : rows[-1] + 1],
+                                   submit[first : rows[-1] + 1],
+                                   submit[first : rows[-1] + 1] + a.actual_s[first : rows[-1] + 1],
+                                   0.8)  # fmt: skip
+    np.testing.assert_array_equal(lo[150:200], low[120:])
+    np.testing.assert_array_equal(hi[150:200], high[120:])
     y = a.actual_s[test]
     whole = _told_online(rule_of, a.history_s, a.queue_s, a.actual_s, submit, blocks, 0.8)
     assert by[ONLINE].coverage == pytest.approx(np.mean((whole[1] <= y) & (y <= whole[2])))

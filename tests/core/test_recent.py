@@ -7,8 +7,7 @@ import pytest
 
 from predictor.core.state.sweep import compute_state
 from predictor.core.wait import recent
-from predictor.core.wait.adaptive_now import adaptive_now
-from predictor.core.wait.intervals import interval_block
+from predictor.core.wait.local_interval import interval_block, local_now
 from predictor.core.wait.p_within import NEIGHBOURS, p_within
 from predictor.core.wait.recent import RecentScorer, recent_errors, recent_rows
 from predictor.core.wait.registry import make_method
@@ -94,10 +93,11 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
     assert counting.rows == before and state is not None
     rows = recent_rows(jobs, at[2], 480, n=200)
     arrival = jobs["submit_time"].to_numpy()[rows]
-    want = adaptive_now(method.predict_rows(rows).wait_s, wait[rows], arrival,
-                        arrival + wait[rows], at[2], 0.8)  # fmt: skip
+    want = local_now(method.predict_rows(rows).wait_s, wait[rows], arrival,
+                     arrival + wait[rows], at[2], 0.8)  # fmt: skip
     assert want is not None
-    np.testing.assert_array_equal(state.pool, want.pool)
+    np.testing.assert_array_equal(state.pred_s, want.pred_s)
+    np.testing.assert_array_equal(state.wait_s, want.wait_s)
     assert state.target == want.target and scorer.adaptive(at[2], 0.8, 480) is state
     told = got.answer(np.array([500.0]), 0.8, adaptive=state)
     low, high = want.interval(np.array([500.0]))

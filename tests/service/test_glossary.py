@@ -18,7 +18,7 @@ from predictor.core.runtime.params import RuntimeParams
 from predictor.core.runtime.registry import FACTORIES as RUNTIME_METHODS
 from predictor.core.wait import metrics as wait_metrics
 from predictor.core.wait.auto import CANDIDATES, AutoWait
-from predictor.core.wait.intervals import online_intervals
+from predictor.core.wait.local_interval import local_online
 from predictor.core.wait.registry import FACTORIES as WAIT_METHODS
 from pyss_adapter.core.stats import BSLD_BOUND_S, CPU_HOUR_EDGES
 from queuecast import glossary, humanize
@@ -100,11 +100,12 @@ def test_wait_measures_use_the_metrics_constants() -> None:
 
 
 def test_interval_explanation_uses_the_calibrations_settings() -> None:
-    defaults = {k: p.default for k, p in inspect.signature(online_intervals).parameters.items()}
+    defaults = {k: p.default for k, p in inspect.signature(local_online).parameters.items()}
     coverage = text("interval-coverage")
     assert f"last {defaults['window']:,} jobs" in coverage
+    assert f"the {defaults['k']} whose prediction" in coverage
     assert f"step {defaults['gamma']:g}" in coverage
-    assert f"before {defaults['min_pool']} errors are known" in coverage
+    assert f"before {defaults['min_pool']} waits are known" in coverage
 
 
 def test_method_entries_use_the_methods_settings() -> None:

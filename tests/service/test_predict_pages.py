@@ -74,8 +74,12 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
     assert 'id="answer"' in page and "Predicted start" in page and " UTC" in page
     assert wait["interval_high_s"] is not None and wait["interval_level_used"] is not None
     # where the interval came from: the online rule over the jobs started last, its level
-    assert f"calibrated on the errors of this method on the {wait['interval_jobs']:,} jobs" in page
-    from predictor.core.wait.adaptive_now import level_words
+    near = min(200, wait["interval_jobs"])
+    assert (
+        f"calibrated on the waits of the {near:,} jobs, of the {wait['interval_jobs']:,} "
+        "started last, whose predicted wait was nearest this one"
+    ) in page
+    from predictor.core.wait.local_interval import level_words
 
     assert level_words(wait["interval_level_used"], 0.9) in page
     from queuecast.humanize import duration, relative
@@ -260,9 +264,11 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
     assert wait_interval(flat, 0.5) == {"lower_s": 0.0, "upper_s": 5400.0, "level": 0.9,
                                         "kind": "calibrated", "about": None}  # fmt: skip
     adaptive = {**flat, "interval_jobs": 2000, "interval_level_used": 0.9134}
-    assert "the 2,000 jobs started last, at level 0.913" in wait_interval(adaptive, 0.5)["about"]
+    about = wait_interval(adaptive, 0.5)["about"]
+    assert "the waits of the 200 jobs, of the 2,000 started last" in about
+    assert "at level 0.913" in about
     pushed = {**adaptive, "interval_level_used": 1.0138}  # the misses pushed it past the pool
-    assert "over every one of those errors" in wait_interval(pushed, 0.5)["about"]
+    assert "over all of them" in wait_interval(pushed, 0.5)["about"]
     assert "from 0.9 to 1.014" in wait_interval(pushed, 0.5)["about"]
 
 

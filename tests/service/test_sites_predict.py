@@ -374,7 +374,7 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     from holdqueue.services import interval as site_interval
     from holdqueue.services import queue_view
     from holdqueue.services import told as site_told
-    from predictor.core.wait.adaptive_now import MIN_POOL, adaptive_now
+    from predictor.core.wait.local_interval import MIN_POOL, local_now
 
     site_interval._STATES.clear()
     site_told._TOLD.clear()
@@ -413,12 +413,13 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     assert wait["interval"]["from"] == "told" and wait["interval"]["jobs"] == MIN_POOL + 10
     told = site_told.told_started(site)
     assert told.arrival_s.size == MIN_POOL + 10 and np.all(np.diff(told.arrival_s) >= 0)
-    state = adaptive_now(told.told_s(model.rule.rule), told.wait_s, told.arrival_s, told.start_s,
-                         float(told.start_s.max()), 0.8)  # fmt: skip
+    state = local_now(told.told_s(model.rule.rule), told.wait_s, told.arrival_s, told.start_s,
+                      float(told.start_s.max()), 0.8)  # fmt: skip
     assert state is not None
     low, high = state.interval(np.array([wait["point_s"]]))
     assert (wait["low_s"], wait["high_s"]) == (float(low[0]), float(high[0]))
     assert wait["interval"]["level_used"] == state.target
+    assert wait["interval"]["neighbours"] == MIN_POOL + 10  # fewer than 200: every one
     # a told job that starts is fed at the next read of the queue
     SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
     queue_view.changed(site)
@@ -431,7 +432,7 @@ def test_the_answer_says_how_far_off_the_waits_the_site_told_were() -> None:
     by the rule kept with it (today's rule where none was kept)."""
     from holdqueue.services import queue_view
     from holdqueue.services import told as site_told
-    from predictor.core.wait.adaptive_now import MIN_POOL
+    from predictor.core.wait.local_interval import MIN_POOL
 
     site_told._TOLD.clear()
     site = simulated_site()

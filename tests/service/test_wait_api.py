@@ -243,11 +243,12 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
     assert warm["accuracy"]["runtime"] == cold["accuracy"]["runtime"]
 
 
-def test_the_interval_is_the_evaluation_s_online_adaptive_rule_at_the_instant(trace, alice):
+def test_the_interval_is_the_evaluation_s_online_local_rule_at_the_instant(trace, alice):
     """The answer's interval is the online rule's at ``at`` (``RecentScorer.adaptive``: the
-    last jobs started by then replayed, each at its own arrival), not split conformal over
-    the 300 recent errors alone (which the recent accuracy still reads)."""
-    from predictor.core.wait.adaptive_now import adaptive_now
+    last jobs started by then replayed, each at its own arrival; the waits of the 200 of them
+    predicted nearest), not split conformal over the 300 recent errors alone (which the
+    recent accuracy still reads)."""
+    from predictor.core.wait.local_interval import local_now
     from predictor.core.wait.recent import recent_rows
 
     body = job(trace, confidence=0.8)
@@ -258,7 +259,7 @@ def test_the_interval_is_the_evaluation_s_online_adaptive_rule_at_the_instant(tr
     rows = recent_rows(jobs, at, n_before, n=2000)
     wait, arrival = jobs["wait_time"].to_numpy()[rows], jobs["submit_time"].to_numpy()[rows]
     pred = bundle.wait.predict_rows(rows).wait_s
-    state = adaptive_now(pred, wait, arrival, arrival + wait, at, 0.8)
+    state = local_now(pred, wait, arrival, arrival + wait, at, 0.8)
     assert state is not None
     low, high = state.interval(np.array([res["wait_s"]]))
     assert (res["interval_low_s"], res["interval_high_s"]) == (low[0], high[0])

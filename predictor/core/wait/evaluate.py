@@ -23,7 +23,7 @@ from predictor.core.state.sweep import compute_state
 from predictor.core.wait import metrics as wait_metrics
 from predictor.core.wait.answer import answer_all, run_order
 from predictor.core.wait.history import usable_mask
-from predictor.core.wait.intervals import interval_block
+from predictor.core.wait.local_interval import interval_block
 from predictor.core.wait.types import WaitContext, WaitMethod, WaitPrediction
 
 Progress = Callable[[float], None] | None
@@ -126,7 +126,7 @@ def evaluate(
     """Run every method on ``selection.targets`` and summarise (see module docstring).
 
     Each method's ``interval`` entry is its online conformal interval at 0.8 and 0.9
-    (``predictor.core.wait.intervals.interval_block``).
+    (``predictor.core.wait.local_interval.interval_block``).
     """
     targets = selection.targets
     wait = ctx.jobs["wait_time"].to_numpy(dtype=float)[targets]

@@ -114,7 +114,7 @@ def interval_from_sorted(
     pred_s: np.ndarray, sorted_scores: np.ndarray, level: float, score: str = "diff"
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`interval_from_pool` from scores already sorted, at any ``level`` in [0, 1] (the
-    adaptive level may leave the API's range: ``adaptive_now``)."""
+    adaptive level may leave the API's range)."""
     lo_e, hi_e = shortest_run(sorted_scores, level)
     lo = np.maximum(_back(pred_s, np.full(np.shape(pred_s), lo_e), score), 0.0)
     hi = np.maximum(_back(pred_s, np.full(np.shape(pred_s), hi_e), score), lo)
@@ -246,24 +246,3 @@ def online_intervals(
 def _pool_key(pools: dict[int, SortedWindow], group: int, min_pool: int) -> int:
     own = pools.get(group)
     return group if own is not None and len(own) >= min_pool else -1
-
-
-EVALUATION_LEVELS = (0.8, 0.9)
-
-
-def interval_block(
-    pred_s: np.ndarray, wait_s: np.ndarray, arrival_s: np.ndarray
-) -> dict[str, dict[str, float | int | None]]:
-    """The evaluation's ``interval`` entry for one method's predictions of the targets.
-
-    Targets in arrival order; each one's wait becomes known at ``arrival + wait``. Returns
-    ``{"0.8": {"coverage", "mean_width_s", "uncalibrated"}, "0.9": {...}}``.
-    """
-    wait = np.asarray(wait_s, dtype=float)
-    arrival = np.asarray(arrival_s, dtype=float)
-    order = np.argsort(arrival, kind="stable")
-    res = online_intervals(
-        np.asarray(pred_s, dtype=float)[order], wait[order], arrival[order],
-        arrival[order] + wait[order], EVALUATION_LEVELS,
-    )  # fmt: skip
-    return res.summary(wait[order])

@@ -21,19 +21,17 @@ understated: at 1,500 random KTH-SP2 test arrivals, when it said under 10% (3.4%
 (600 arrivals each, nine T from 1 min to 1 day) among k of 50, 100, 200 and 400 and windows of
 1,000 and 2,000, by the mean Brier score ``mean (P - [y <= T])^2``: a proper score, so it asks
 for calibration and sharpness together. The calibration error alone keeps falling as k grows
-towards the whole window, whose share is the same for every request. The window is the
-2,000 jobs the adaptive interval replays (``adaptive_now.REPLAYED``), so nothing more is
-predicted.
+towards the whole window, whose share is the same for every request. The interval is read
+off the same neighbours (:mod:`predictor.core.wait.local_interval`, since stop 59), so nothing
+more is predicted.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from predictor.core.wait.adaptive_now import REPLAYED
-
 NEIGHBOURS = 200
-WINDOW = REPLAYED
+WINDOW = 2000
 
 
 def neighbours(pred_s: np.ndarray, recent_pred_s: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:

@@ -6,13 +6,14 @@ An answer about a new request comes with (1) an interval at the caller's confide
 same recent jobs, so AAE / mean wait reads like the evaluation's column.
 All come from re-predicting the jobs of the log that most recently *started* by the
 request's ``known_at_s`` (their waits are known then), each at its own arrival, where a job's
-error is usable once its wait is known. The interval is the evaluation's own online adaptive
-rule (:meth:`RecentScorer.adaptive`: ``adaptive_now`` replayed over the last ``replayed``
-such jobs, since stop 57; before, plain split conformal over the ``n`` = 300 last: at 3,000
-random KTH-SP2 test arrivals it held 0.876 at 90%, the adaptive rule 0.896, docs/results.md
-"Stop 57"). ``P(start within T)`` is the share of the 200 of those 2,000 whose prediction
-was nearest the request's that started within T (:mod:`predictor.core.wait.p_within`, since
-stop 58; :meth:`RecentScorer.window`). The recent AAE and the mean wait read the ``n`` last.
+error is usable once its wait is known. The interval is the evaluation's own online rule
+(:meth:`RecentScorer.adaptive`: ``local_interval.local_now`` replayed over the last
+``replayed`` such jobs: the run of the waits of the 200 of them predicted nearest the
+request, at a level their own intervals' misses correct; since stop 59. Stop 57 replayed
+the pooled errors of ``intervals.online_intervals``, which held overall but 0.43-0.65 for the
+jobs told over 6 hours at 90%: docs/results.md "Stop 59"). ``P(start within T)`` is the share
+of the same 200 that started within T (:mod:`predictor.core.wait.p_within`, since stop 58;
+:meth:`RecentScorer.window`). The recent AAE and the mean wait read the ``n`` last.
 
 The pool depends on the instant, not on the request: :class:`RecentScorer` builds it once per
 instant (a small LRU) from a :class:`~predictor.core.wait.row_memo.RowWaitMemo`, so a new
@@ -27,14 +28,14 @@ from typing import Any
 import numpy as np
 
 from predictor.core.lru import LRU
-from predictor.core.wait.adaptive_now import REPLAYED, AdaptiveNow, adaptive_now
 from predictor.core.wait.history import KnownHistory
 from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.core.wait.local_interval import REPLAYED, LocalNow, local_now
 from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, p_within
 from predictor.core.wait.row_memo import RowWaitMemo
 
 DEFAULT_RECENT = 300
-STATES_BYTES = 16 * 2**20  # adaptive states kept per scorer: about 2,000 instants x levels
+STATES_BYTES = 16 * 2**20  # interval states kept per scorer: about 500 instants x levels (32 kB)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class RecentErrors:
         pred_s: np.ndarray,
         level: float,
         within_s: float | None = None,
-        adaptive: AdaptiveNow | None = None,
+        adaptive: LocalNow | None = None,
         like: RecentErrors | None = None,
     ) -> dict[str, Any]:
         """Interval, ``P(start within T)`` and recent accuracy for predictions ``pred_s``; the
@@ -143,7 +144,7 @@ class RecentScorer:
         self.cache: LRU[RecentErrors] = LRU(size=size)
         self.windows: LRU[RecentErrors] = LRU(size=size)  # their own: pools are not evicted
         # a state costs a replay (tens of ms) to make again, so more are kept than pools
-        self.states: LRU[tuple[AdaptiveNow | None]] = LRU(max_bytes=STATES_BYTES)
+        self.states: LRU[tuple[LocalNow | None]] = LRU(max_bytes=STATES_BYTES)
 
     def arrived(self, known_at_s: float) -> int:
         """Rows submitted by ``known_at_s`` (every such job has arrived)."""
@@ -184,10 +185,10 @@ class RecentScorer:
 
     def adaptive(
         self, known_at_s: float, level: float, n_before: int | None = None
-    ) -> AdaptiveNow | None:
-        """The online adaptive rule's state at ``known_at_s`` (``adaptive_now``): replayed
+    ) -> LocalNow | None:
+        """The online rule's state at ``known_at_s`` (``local_interval.local_now``): replayed
         over the last ``replayed`` rows that started by then, each at its own arrival (None
-        while fewer than ``adaptive_now.MIN_POOL`` did). Kept per instant and level."""
+        while fewer than ``local_interval.MIN_POOL`` did). Kept per instant and level."""
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
         key = (float(known_at_s), n_before, float(level))
         found = self.states.get(key)
@@ -195,7 +196,7 @@ class RecentScorer:
             return found[0]
         rows = recent_rows(self.jobs, known_at_s, n_before, self.replayed, self.known)
         wait, arrival = self.wait[rows], self.submit_s[rows]
-        state = adaptive_now(self.memo.wait_s(rows), wait, arrival, arrival + wait,
-                             float(known_at_s), level)  # fmt: skip
-        size = 64 + (state.pool.nbytes if state is not None else 0)
+        state = local_now(self.memo.wait_s(rows), wait, arrival, arrival + wait,
+                          float(known_at_s), level)  # fmt: skip
+        size = 64 + (state.pred_s.nbytes + state.wait_s.nbytes if state is not None else 0)
         return self.states.put(key, (state,), size)[0]
