@@ -27,6 +27,23 @@ def traces_dir() -> Path:
     return path
 
 
+def fitted_log(swf_file: str, method: str):  # -> (SwfResult, FittedBundle)
+    """A file of the traces folder and the bundle the service fits on it (``fit_bundle`` with
+    wait ``method``, runtime ``rangeset``; the first 20% of jobs is its tuning part), with
+    the fit's CPU printed. Django must be set up (:func:`setup_django`)."""
+    import time
+
+    from predictor.core.bundle import fit_bundle
+    from traces.services import resolve_trace
+
+    swf = resolve_trace(None, str(traces_dir() / swf_file))
+    t0 = time.process_time()
+    bundle = fit_bundle(swf.jobs, int(swf.machine_procs or 1), wait_method=method,
+                        runtime_method="rangeset")  # fmt: skip
+    print(f"{swf_file}: {method} fitted in {time.process_time() - t0:.1f} CPU-s")
+    return swf, bundle
+
+
 def largest_trace() -> Path:
     return max(traces_dir().glob("*.swf*"), key=lambda p: p.stat().st_size)
 

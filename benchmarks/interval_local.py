@@ -30,7 +30,7 @@ import argparse
 import time
 
 import numpy as np
-from _common import setup_django, table, traces_dir
+from _common import fitted_log, setup_django, table
 
 CLASSES = ((0.0, 600.0, "< 10 min"), (600.0, 3600.0, "10 min - 1 h"),
            (3600.0, 21600.0, "1 - 6 h"), (21600.0, np.inf, "> 6 h"))  # fmt: skip
@@ -53,17 +53,11 @@ def main() -> None:
     ap.add_argument("--windows", type=int, nargs="+", default=[2000])
     args = ap.parse_args()
     setup_django()
-    from predictor.core.bundle import fit_bundle
     from predictor.core.wait.intervals import online_intervals
     from predictor.core.wait.local_interval import GAMMA, MIN_POOL, local_online
-    from traces.services import resolve_trace
 
-    swf = resolve_trace(None, str(traces_dir() / args.swf))
+    swf, bundle = fitted_log(args.swf, args.method)
     jobs = swf.jobs
-    t0 = time.process_time()
-    bundle = fit_bundle(jobs, int(swf.machine_procs or 1), wait_method=args.method,
-                        runtime_method="rangeset")  # fmt: skip
-    print(f"{args.swf}: {args.method} fitted in {time.process_time() - t0:.1f} CPU-s")
     wait = jobs["wait_time"].to_numpy(float)
     submit = jobs["submit_time"].to_numpy(float)
     n_tune = int(0.2 * len(jobs))

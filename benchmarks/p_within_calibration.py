@@ -29,7 +29,7 @@ import argparse
 import time
 
 import numpy as np
-from _common import setup_django, table, traces_dir
+from _common import fitted_log, setup_django, table
 
 TS = np.array([60, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400], dtype=float)
 
@@ -64,18 +64,12 @@ def main() -> None:
     ap.add_argument("--windows", type=int, nargs="*", default=[])
     args = ap.parse_args()
     setup_django()
-    from predictor.core.bundle import fit_bundle
     from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, p_within
     from predictor.core.wait.recent import RecentScorer, recent_rows
     from queuecast.progress import progress_bar
-    from traces.services import resolve_trace
 
-    swf = resolve_trace(None, str(traces_dir() / args.swf))
+    swf, bundle = fitted_log(args.swf, args.method)
     jobs = swf.jobs
-    t0 = time.process_time()
-    bundle = fit_bundle(jobs, int(swf.machine_procs or 1), wait_method=args.method,
-                        runtime_method="rangeset")  # fmt: skip
-    print(f"{args.swf}: {args.method} fitted in {time.process_time() - t0:.1f} CPU-s")
     scorer = RecentScorer(bundle.wait, bundle.jobs)
     wait = jobs["wait_time"].to_numpy(float)
     submit = jobs["submit_time"].to_numpy(float)
