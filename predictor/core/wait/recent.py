@@ -10,7 +10,7 @@ error is usable once its wait is known. The interval is the evaluation's own onl
 (:meth:`RecentScorer.adaptive`: ``local_interval.local_now`` replayed over the last
 ``replayed`` such jobs: the run of the waits of the 200 of them predicted nearest the
 request, at a level their own intervals' misses correct; since stop 59. Stop 57 replayed
-the pooled errors of ``intervals.online_intervals``, which held overall but 0.43-0.65 for the
+the pooled errors of ``intervals.online_intervals``, which held overall but 0.44-0.69 for the
 jobs told over 6 hours at 90%: docs/results.md "Stop 59"). ``P(start within T)`` is the share
 of the same 200 that started within T (:mod:`predictor.core.wait.p_within`, since stop 58;
 :meth:`RecentScorer.window`). The recent AAE and the mean wait read the ``n`` last.
