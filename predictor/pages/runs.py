@@ -122,7 +122,23 @@ def wait_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "class_jobs": class_jobs,
         "levels": sorted({i["level"] for r in rows for i in r["intervals"]}),
         "coverage": coverage_note(rows),
+        "told_classes": told_classes(rows, names),
     }
+
+
+def told_classes(rows: list[dict[str, Any]], names: dict[str, str]) -> dict[str, Any] | None:
+    """Coverage at the highest level per class of the *predicted* wait, per method (None for
+    a run made before stop 59, whose intervals were not split so)."""
+    top = max((i for r in rows for i in r["intervals"]), key=lambda i: i["level"], default=None)
+    if top is None or not top.get("by_prediction"):
+        return None
+    level = top["level"]
+    table = []
+    for r in rows:
+        found = next((i for i in r["intervals"] if i["level"] == level), {})
+        by = found.get("by_prediction") or {}
+        table.append({"method": r["method"], "cells": [by.get(c, {}) for c in WAIT_CLASS_LABELS]})
+    return {"level": level, "classes": list(names.values()), "rows": table}
 
 
 def runtime_tables(result: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -52,6 +52,14 @@ def test_interval_block_reports_both_levels_in_arrival_order():
     assert interval_block(np.full(3000, 900.0), wait[shuffle], arrival[shuffle]) == block
     assert abs(block["0.9"]["coverage"] - 0.9) < 0.03
     assert block["0.8"]["mean_width_s"] < block["0.9"]["mean_width_s"]
+    # every target is told 900 s: one class of the predicted wait holds them all
+    by = block["0.9"]["by_prediction"]
+    assert by["[100,1000s)"] == {"jobs": 3000, "coverage": block["0.9"]["coverage"]}
+    assert sum(v["jobs"] for v in by.values()) == 3000
+    pred = np.where(np.arange(3000) % 2, 50.0, 5000.0)  # two classes, each its own share
+    split = interval_block(pred, wait, arrival)["0.8"]["by_prediction"]
+    assert split["[0,100s)"]["jobs"] == split["[1000,1e4s)"]["jobs"] == 1500
+    assert split["[100,1000s)"] == {"jobs": 0, "coverage": None}
 
 
 class CountingMethod:

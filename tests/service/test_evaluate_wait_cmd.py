@@ -32,6 +32,12 @@ def test_command_prints_tables_writes_json_and_stores_the_run(tmp_path: Path) ->
     assert "AAE (h) per actual-wait class" in text and "qbets 0.95 bound" in text
     assert "test targets 100 of 400 usable" in text
     data = json.loads(json_path.read_text())
+    # the intervals' coverage at 0.9 per class of the predicted wait, jobs in brackets
+    by = data["median"]["interval"]["0.9"]["by_prediction"]
+    row = next(line for line in text.split("Coverage at 0.9 by the predicted wait")[1].splitlines()
+               if line.startswith("median"))  # fmt: skip
+    cells = [f"{v['coverage']:.3f} ({v['jobs']})" for v in by.values() if v["jobs"]]
+    assert cells and all(cell in row for cell in cells)
     assert list(data) == ["qbets", "median", "zero"]
     for numbers in data.values():
         assert {"jobs", "aae_s", "scaled_aae", "correct_share"} <= numbers.keys()

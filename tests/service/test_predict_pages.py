@@ -250,6 +250,25 @@ def test_evaluation_page_shows_interval_coverage_when_the_run_has_it(browser, tr
     why = words(page.split('id="coverage-why"')[1].split("</div>")[0])
     assert "here 81.2% at 80%; 90.0% at 90% over 5 test jobs" in why
     assert 'href="/glossary/#interval-coverage"' in page
+    assert 'id="interval-classes"' not in page  # a run made before stop 59: no split
+
+
+def test_evaluation_page_shows_coverage_by_the_predicted_wait(browser, trace, alice):
+    from predictor.core.wait.metrics import WAIT_CLASS_LABELS
+
+    by = {label: {"jobs": 0, "coverage": None} for label in WAIT_CLASS_LABELS}
+    by["[0,100s)"] = {"jobs": 3, "coverage": 2 / 3}
+    by[">=1e5s"] = {"jobs": 2, "coverage": 0.5}
+    interval = {"0.8": {"coverage": 0.8, "mean_width_s": 60.0, "by_prediction": by},
+                "0.9": {"coverage": 0.6, "mean_width_s": 90.0, "by_prediction": by}}  # fmt: skip
+    result = {"apq": {"jobs": 5, "aae_s": 60.0, "mean_wait_s": 120.0, "interval": interval}}
+    run = EvaluationRun.objects.create(kind="wait", trace=trace, owner=alice, status=Status.DONE,
+                                       result=result)  # fmt: skip
+    page = browser.get(f"/runs/evaluations/{run.pk}/").content.decode()
+    table = words(page.split('id="interval-classes"')[1].split("</table>")[0])
+    assert "predicted under 1 min 40 s" in table and "predicted 1 d 4 h or more" in table
+    assert "66.7% (3)" in table and "50.0% (2)" in table and table.count("–") >= 3
+    assert "Coverage at 90% by the wait each job was predicted" in words(page)
 
 
 def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:

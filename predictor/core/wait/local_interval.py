@@ -28,10 +28,12 @@ jobs than ``min_pool``: no interval (``[0, inf)``, as the pooled rule answers).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from predictor.core.wait.intervals import check_level, known_order, shortest_run
+from predictor.core.wait.metrics import WAIT_CLASS_LABELS, wait_class
 from predictor.core.wait.p_within import NEIGHBOURS, WINDOW
 
 GAMMA = 0.002  # the adaptive step and the 30 chosen on the tuning parts for the pooled rule
@@ -182,26 +184,38 @@ EVALUATION_LEVELS = (0.8, 0.9)
 
 def interval_block(
     pred_s: np.ndarray, wait_s: np.ndarray, arrival_s: np.ndarray
-) -> dict[str, dict[str, float | int | None]]:
+) -> dict[str, dict[str, Any]]:
     """The evaluation's ``interval`` entry for one method's predictions of the targets: the
     rule of :func:`local_online` at each of :data:`EVALUATION_LEVELS`, the targets taken in
     arrival order, each one's wait known at ``arrival + wait``.
 
-    Returns ``{"0.8": {"coverage", "mean_width_s", "uncalibrated"}, "0.9": {...}}``: the
-    coverage counts every target (an uncalibrated ``[0, inf)`` holds by construction), the
-    mean width the calibrated ones (None when there are none: JSON has no NaN).
+    Returns ``{"0.8": {"coverage", "mean_width_s", "uncalibrated", "by_prediction"}, "0.9":
+    {...}}``: the coverage counts every target (an uncalibrated ``[0, inf)`` holds by
+    construction), the mean width the calibrated ones (None when there are none: JSON has no
+    NaN); ``by_prediction`` is ``{class label: {"jobs", "coverage"}}`` over the targets in each
+    class of their *predicted* wait (``metrics.WAIT_CLASS_LABELS``): an interval should hold
+    for the jobs told short and for those told long, not only on average.
     """
     wait = np.asarray(wait_s, dtype=float)
     arrival = np.asarray(arrival_s, dtype=float)
     order = np.argsort(arrival, kind="stable")
     pred, y, at = np.asarray(pred_s, dtype=float)[order], wait[order], arrival[order]
-    out: dict[str, dict[str, float | int | None]] = {}
+    out: dict[str, dict[str, Any]] = {}
+    told = wait_class(np.maximum(pred, 0.0))
     for level in EVALUATION_LEVELS:
         low, high, _, _ = local_online(pred, y, at, at + y, level)
         cal = np.isfinite(high)
+        hit = (y >= low) & (y <= high)
         out[f"{level:g}"] = {
-            "coverage": float(((y >= low) & (y <= high)).mean()) if y.size else None,
+            "coverage": float(hit.mean()) if y.size else None,
             "mean_width_s": float((high - low)[cal].mean()) if cal.any() else None,
             "uncalibrated": int((~cal).sum()),
+            "by_prediction": {
+                label: {
+                    "jobs": int((told == c).sum()),
+                    "coverage": float(hit[told == c].mean()) if (told == c).any() else None,
+                }
+                for c, label in enumerate(WAIT_CLASS_LABELS)
+            },
         }
     return out

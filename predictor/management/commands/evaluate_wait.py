@@ -127,6 +127,23 @@ class Command(BaseCommand):
                 for v in r.get("interval", {}).values()
             ]
             self.stdout.write(f"{name:<8}" + "".join(cells))
+        self._interval_classes(results, "0.9")
+
+    def _interval_classes(self, results: dict[str, Any], level: str) -> None:
+        """Coverage at ``level`` per class of the predicted wait (jobs per class)."""
+        first = next(iter(results.values()), {}).get("interval", {}).get(level, {})
+        labels = list(first.get("by_prediction", {}))
+        if not labels:
+            return
+        self.stdout.write(f"\nCoverage at {level} by the predicted wait")
+        self.stdout.write(f"{'method':<8}" + "".join(f"{lab:>18}" for lab in labels))
+        for name, r in results.items():
+            by = r.get("interval", {}).get(level, {}).get("by_prediction", {})
+            cells = [
+                ("-" if v["coverage"] is None else f"{v['coverage']:.3f} ({v['jobs']})").rjust(18)
+                for v in by.values()
+            ]
+            self.stdout.write(f"{name:<8}" + "".join(cells))
 
     def _candidates(self, results: dict[str, Any]) -> None:
         """A weighing method against its own candidates on the same targets (AAE h; ratios
