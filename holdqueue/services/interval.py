@@ -75,8 +75,13 @@ def wait_interval(
         return float(low[0]), float(high[0]), how  # fmt: skip
     low, high = state.interval(np.array([wait_s]))
     near = min(state.k, state.pred_s.size)
+    which = (
+        f"the {near} jobs told a wait nearest this one, of the last {state.pred_s.size} of "
+        f"{state.known} jobs told by this site that have started"
+        if near < state.pred_s.size
+        else f"all {near} jobs told by this site that have started (fewer than {state.k}: "
+        "the nearest are all of them)"
+    )
     how = {"from": "told", "jobs": state.known, "level_used": state.target, "neighbours": near,
-           "about": f"the waits of the {near} jobs told a wait nearest this one, of the last "
-           f"{state.pred_s.size} of {state.known} jobs told by this site that have started, "
-           f"{level_words(state.target, level)}"}  # fmt: skip
+           "about": f"the waits of {which}, {level_words(state.target, level)}"}  # fmt: skip
     return float(low[0]), float(high[0]), how

@@ -420,6 +420,7 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     assert (wait["low_s"], wait["high_s"]) == (float(low[0]), float(high[0]))
     assert wait["interval"]["level_used"] == state.target
     assert wait["interval"]["neighbours"] == MIN_POOL + 10  # fewer than 200: every one
+    assert f"the waits of all {MIN_POOL + 10} jobs told by this site" in wait["interval"]["about"]
     # a told job that starts is fed at the next read of the queue
     SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
     queue_view.changed(site)
@@ -476,3 +477,23 @@ def test_the_answer_says_how_far_off_the_waits_the_site_told_were() -> None:
     assert asked["within"]["p"] == float(want[0]) and asked["within"]["jobs"] == n
     assert asked["within"]["within_s"] == 600.0
     assert client.post(url, query, format="json").data["wait"]["within"] is None
+
+
+def test_a_site_interval_says_which_of_the_told_jobs_it_read(monkeypatch) -> None:
+    """With more told jobs started than neighbours, the interval is the run of the nearest
+    ones' waits, and ``about`` says how many of how many."""
+    from holdqueue.services import interval as site_interval
+    from predictor.core.wait.local_interval import LocalNow
+
+    pred = np.array([0.0, 10.0, 20.0, 30.0, 1000.0, 1100.0, 1200.0, 1300.0, 1400.0, 5000.0])
+    wait = np.array([0.0, 5.0, 40.0, 25.0, 900.0, 1500.0, 800.0, 2000.0, 1200.0, 9000.0])
+    state = LocalNow(0.8, pred, wait, 0.8, known=12, k=4)
+    monkeypatch.setattr(site_interval, "adaptive_state", lambda *a, **k: state)
+    low, high, how = site_interval.wait_interval(None, "later", np.zeros(1), 1150.0, 0.8)
+    # the 4 told nearest 1150 s: 1000, 1100, 1200, 1300 -> waits 800, 900, 1500, 2000;
+    # ceil(0.8 x 5) = 4 of them: the whole run
+    assert (low, high) == (800.0, 2000.0)
+    assert how["neighbours"] == 4 and how["jobs"] == 12
+    assert (
+        "the waits of the 4 jobs told a wait nearest this one, of the last 10 of 12" in how["about"]
+    )
