@@ -8,7 +8,7 @@ the pool is local: for a request predicted ``p`` at instant ``t``,
 1. the recent jobs: the last ``window`` jobs whose wait was known (that started) by ``t``,
    each predicted at its own arrival (``p_j``, wait ``y_j``);
 2. its neighbours: the ``neighbours`` of them whose prediction is nearest ``p`` on a log
-   scale, ``|log(1 + p_j) - log(1 + p)|`` (:func:`predictor.core.wait.p_within.neighbours`,
+   scale, ``|log(1 + p_j) - log(1 + p)|`` (:func:`predictor.core.wait.p_within.nearest`,
    the jobs ``P(start within T)`` is read from);
 3. the interval at level ``c'``: the narrowest run of ``ceil(c' (k + 1))`` consecutive
    neighbours' waits, sorted (``intervals.shortest_run``), so a request predicted short whose
@@ -34,7 +34,7 @@ import numpy as np
 
 from predictor.core.wait.intervals import check_level, known_order, shortest_run
 from predictor.core.wait.metrics import WAIT_CLASS_LABELS, wait_class
-from predictor.core.wait.p_within import NEIGHBOURS, WINDOW
+from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, nearest
 
 GAMMA = 0.002  # the adaptive step and the 30 chosen on the tuning parts for the pooled rule
 MIN_POOL = 30
@@ -51,20 +51,6 @@ def level_words(target: float, level: float) -> str:
             "the interval is the widest they give"
         )
     return f"at level {target:.3f} (the confidence {level:g} corrected by the misses)"
-
-
-def nearest(log_pool: np.ndarray, rows: np.ndarray, log_pred: float, k: int) -> np.ndarray:
-    """Positions in the pool of the ``k`` jobs whose ``log(1 + p_j)`` (``log_pool``) is nearest
-    ``log_pred``, ties to the latest arrivals (largest ``rows``): the set
-    :func:`predictor.core.wait.p_within.neighbours` picks, in O(n) instead of a sort."""
-    d = np.abs(log_pool - log_pred)
-    if k >= d.size:
-        return np.arange(d.size)
-    edge = np.partition(d, k - 1)[k - 1]
-    inside = np.flatnonzero(d < edge)
-    ties = np.flatnonzero(d == edge)
-    latest = ties[np.argsort(rows[ties], kind="stable")[ties.size - (k - inside.size) :]]
-    return np.concatenate([inside, latest])
 
 
 def _run(waits: np.ndarray, level: float) -> tuple[float, float]:
@@ -116,6 +102,23 @@ def local_online(
     Returns ``(low_s, high_s, target, known)``; a row answered before ``min_pool`` rows were
     known gets ``[0, inf)`` and does not miss.
     """
+    low, high, target, added, _ = _online(pred_s, wait_s, arrival_s, known_s, level, k, window,
+                                          min_pool, gamma)  # fmt: skip
+    return low, high, target, added
+
+
+def _online(
+    pred_s: np.ndarray,
+    wait_s: np.ndarray,
+    arrival_s: np.ndarray,
+    known_s: np.ndarray,
+    level: float,
+    k: int,
+    window: int,
+    min_pool: int,
+    gamma: float,
+) -> tuple[np.ndarray, np.ndarray, float, int, np.ndarray]:
+    """:func:`local_online`, and the rows in the order their waits became known."""
     level = check_level(level)
     pred = np.maximum(np.asarray(pred_s, dtype=float), 0.0)
     log_pred = np.log1p(pred)
@@ -143,7 +146,7 @@ def local_online(
         low[i], high[i] = max(lo, 0.0), max(hi, lo, 0.0)
         miss[i] = not (low[i] <= y[i] <= high[i])
     feed(int(np.isfinite(np.asarray(known_s, dtype=float)).sum()))  # never known: not fed
-    return low, high, 1.0 - alpha, added
+    return low, high, 1.0 - alpha, added, order
 
 
 def local_now(
@@ -168,11 +171,8 @@ def local_now(
         return None
     # a row not known by at_s is known "never" here: its miss cannot move the level yet
     known_here = np.where(seen, known, np.inf)
-    _, _, target, n_known = local_online(
-        pred_s, wait_s, arrival_s, known_here, level, k=k, window=window, min_pool=min_pool,
-        gamma=gamma,
-    )  # fmt: skip
-    order, _ = known_order(arrival_s, known_here)
+    _, _, target, n_known, order = _online(pred_s, wait_s, arrival_s, known_here, level, k,
+                                           window, min_pool, gamma)  # fmt: skip
     pool = np.sort(order[max(n_known - window, 0) : n_known])
     pred = np.maximum(np.asarray(pred_s, dtype=float), 0.0)
     wait = np.asarray(wait_s, dtype=float)
