@@ -2,7 +2,7 @@
 and the evaluations' until stop 59) against the local one (``predictor.core.wait.local_interval``).
 
     python benchmarks/interval_local.py --swf KTH-SP2-1996-2.1-cln.swf.gz [--part tuning|test]
-        [--method auto] [--levels 0.5 0.8 0.9 0.95] [--neighbours 200] [--windows 2000]
+        [--method auto] [--levels 0.5 0.8 0.9 0.95] [--neighbours 200] [--windows 2000] [--raw]
 
 Fits the bundle the service fits (``fit_bundle``, ``auto`` by default; the first 20% of the
 jobs is its tuning part) and predicts every usable job at its own arrival
@@ -13,15 +13,18 @@ the test part):
 
 - *pooled*: ``intervals.online_intervals`` (one pool of the last 1,000 errors ``y - p``,
   shifted by the prediction; window, step and 30 as chosen for it on the tuning parts);
-- *local k of w*: ``local_interval.local_online`` (the waits of the k of the last w started
-  jobs predicted nearest, the same step and 30), for each k of ``--neighbours`` and w of
-  ``--windows``.
+- *local k of w*: ``local_interval.local_online`` (the errors of the k of the last w started
+  jobs predicted nearest, added to the prediction; the same step and 30), for each k of
+  ``--neighbours`` and w of ``--windows``;
+- with ``--raw``, *waits k of w*: the same rule reading the neighbours' waits themselves
+  (``residual=False``, stop 59's rule).
 
 Prints per level and rule the coverage, the median and mean width and the mean interval
 score (Winkler: ``width + (2 / (1 - c)) x distance outside``, lower is better; a proper score
 for an interval at level c, so it asks for coverage and narrowness together), then the
 coverage and median width per class of the prediction (under 10 min, 10 min to 1 h, 1 to 6 h,
-over 6 h): an interval should hold for the jobs told short and for those told long.
+6 h to 1 day, over 1 day): an interval should hold for the jobs told short and for those told
+long.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ import numpy as np
 from _common import fitted_log, setup_django, table
 
 CLASSES = ((0.0, 600.0, "< 10 min"), (600.0, 3600.0, "10 min - 1 h"),
-           (3600.0, 21600.0, "1 - 6 h"), (21600.0, np.inf, "> 6 h"))  # fmt: skip
+           (3600.0, 21600.0, "1 - 6 h"), (21600.0, 86400.0, "6 h - 1 day"),
+           (86400.0, np.inf, "> 1 day"))  # fmt: skip
 
 
 def winkler(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, level: float) -> float:
@@ -51,6 +55,7 @@ def main() -> None:
     ap.add_argument("--levels", type=float, nargs="+", default=[0.5, 0.8, 0.9, 0.95])
     ap.add_argument("--neighbours", type=int, nargs="+", default=[200])
     ap.add_argument("--windows", type=int, nargs="+", default=[2000])
+    ap.add_argument("--raw", action="store_true", help="also the rule on the neighbours' waits")
     args = ap.parse_args()
     setup_django()
     from predictor.core.wait.intervals import online_intervals
@@ -82,6 +87,11 @@ def main() -> None:
                 t0 = time.process_time()
                 lo, hi, _, _ = local_online(pred, y, at, at + y, level, k=k, window=w)
                 got[f"local {k} of {w}"] = (lo, hi, time.process_time() - t0)
+                if args.raw:
+                    t0 = time.process_time()
+                    lo, hi, _, _ = local_online(pred, y, at, at + y, level, k=k, window=w,
+                                                residual=False)  # fmt: skip
+                    got[f"waits {k} of {w}"] = (lo, hi, time.process_time() - t0)
         for name, (lo, hi, cpu) in got.items():
             lo, hi = lo[scored], hi[scored]
             hit = (lo <= ys) & (ys <= hi)

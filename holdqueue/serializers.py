@@ -434,8 +434,9 @@ class SiteWaitSerializer(serializers.Serializer):
     high_s = serializers.FloatField(help_text="inf is sent as null: the interval is uncalibrated")
     confidence = serializers.FloatField()
     interval = serializers.DictField(
-        help_text='where the interval was learnt: `from` "told" (the waits of the `neighbours` '
-        "jobs this site told a wait nearest this one, among those it told and saw start, "
+        help_text='where the interval was learnt: `from` "told" (the errors, wait minus told '
+        "wait, of the `neighbours` jobs this site told a wait nearest this one, added to this "
+        "one's, among those it told and saw start, "
         "online, the level corrected by their misses: `level_used`) or "
         '"fit" (the pool scored at the last fit); `jobs`, `about`'
     )

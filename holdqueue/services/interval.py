@@ -9,8 +9,9 @@ Now the interval is the online rule of the trace path and its evaluations, fed b
 the site told and saw start: each job answered through the site keeps what it was told
 (``holdqueue.services.told``), and its wait is known once it starts. The rule
 (``predictor.core.wait.local_interval``, since stop 59; stop 57's pooled the errors of all of
-them) reads the waits of the 200 of the last 2,000 told jobs that started whose told wait was
-nearest the request's, at a level corrected by the misses of those jobs' own intervals
+them) reads the errors (wait minus told wait) of the 200 of the last 2,000 told jobs that
+started whose told wait was nearest the request's, shifted by the request's told wait (stop 59
+read their waits), at a level corrected by the misses of those jobs' own intervals
 (Gibbs & Candes 2021; the state at the request's instant, the last ``REPLAYED`` told jobs
 replayed). Each job is told the wait the site's current rule makes of its two told figures,
 as the fit's pool scores them.
@@ -83,5 +84,5 @@ def wait_interval(
         "the nearest are all of them)"
     )
     how = {"from": "told", "jobs": state.known, "level_used": state.target, "neighbours": near,
-           "about": f"the waits of {which}, {level_words(state.target, level)}"}  # fmt: skip
+           "about": f"the errors of {which}, {level_words(state.target, level)}"}  # fmt: skip
     return float(low[0]), float(high[0]), how

@@ -276,9 +276,11 @@ def wait_interval(wait: dict[str, Any], confidence: float) -> dict[str, Any] | N
         about = (
             None
             if used is None
-            else f"the waits of the {min(NEIGHBOURS, wait['interval_jobs']):,} jobs, of the "
+            else f"the errors (wait minus predicted wait) of the "
+            f"{min(NEIGHBOURS, wait['interval_jobs']):,} jobs, of the "
             f"{wait['interval_jobs']:,} started last, whose predicted wait was nearest this "
-            f"one's, {level_words(used, wait.get('confidence', confidence))}"
+            f"one's, added to this prediction, "
+            f"{level_words(used, wait.get('confidence', confidence))}"
         )
         return {  # the trace wait API's flat fields
             "lower_s": wait["interval_low_s"],

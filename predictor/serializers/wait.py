@@ -58,8 +58,9 @@ class WaitAnswerSerializer(serializers.Serializer):
     )
     interval_level_used = serializers.FloatField(
         allow_null=True,
-        help_text="The level the rule read the waits of the 200 replayed jobs predicted nearest "
-        "this one at: the confidence, corrected by how often the replayed jobs' own intervals "
+        help_text="The level the rule read the errors of the 200 replayed jobs predicted nearest "
+        "this one at (wait minus predicted wait, added to this prediction): the confidence, "
+        "corrected by how often the replayed jobs' own intervals "
         "missed (null: split conformal over recent_jobs).",
     )
     within_s = serializers.FloatField(allow_null=True)

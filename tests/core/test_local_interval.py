@@ -1,4 +1,4 @@
-"""The local interval: the waits of the jobs predicted nearest, at a level the misses correct."""
+"""The local interval: the errors of the jobs predicted nearest, at a level the misses correct."""
 
 from __future__ import annotations
 
@@ -45,16 +45,20 @@ def test_the_state_at_an_instant_answers_as_the_online_rule_answers_one_more_tar
             assert (got[0][0], got[1][0]) == (low[-1], high[-1])
 
 
-def test_a_request_gets_the_run_of_its_neighbours_waits() -> None:
+@pytest.mark.parametrize("residual", [True, False])
+def test_a_request_gets_the_run_of_its_neighbours_errors(residual: bool) -> None:
     """With the step at 0 the interval is the shortest run of ceil(c (k + 1)) of the sorted
-    waits of the k jobs predicted nearest, found here by brute force."""
+    ``max(p + y_j - p_j, 0)`` of the k jobs predicted nearest (their waits ``y_j`` with
+    ``residual`` False), found here by brute force."""
     pred, wait, arrival, known = _log(700, 5)
     at = known.max() + 1
-    state = local_now(pred, wait, arrival, known, at, 0.8, k=120, window=500, gamma=0.0)
+    state = local_now(pred, wait, arrival, known, at, 0.8, k=120, window=500, gamma=0.0,
+                      residual=residual)  # fmt: skip
     assert state is not None and state.target == pytest.approx(0.8)
     pool = np.sort(np.lexsort((np.arange(wait.size), known))[-500:])  # the last 500 known
     for p in (10.0, 25_000.0):
-        near = np.sort(wait[pool][neighbours(np.array([p]), pred[pool], 120)[0]])
+        rows = pool[neighbours(np.array([p]), pred[pool], 120)[0]]
+        near = np.sort(np.maximum(p + wait[rows] - pred[rows], 0.0) if residual else wait[rows])
         size = int(np.ceil(0.8 * 121))
         widths = [near[a + size - 1] - near[a] for a in range(near.size - size + 1)]
         a = int(np.argmin(widths))
@@ -88,3 +92,24 @@ def test_nothing_answers_before_min_pool_and_the_level_moves_with_the_misses() -
     fixed = local_now(pred, wait, arrival, known, known.max() + 1, 0.9, gamma=0.0)
     assert moved is not None and fixed is not None
     assert fixed.target == pytest.approx(0.9) != moved.target
+
+
+def test_a_request_predicted_beyond_its_neighbours_gets_their_errors_not_their_waits() -> None:
+    """Every job waits its prediction and about 5,000 s more. A request predicted longer than
+    any of them has all its neighbours below it: their waits lie below what it will wait,
+    their errors (shifted by its prediction) do not."""
+    n = 600
+    arrival = np.arange(n, dtype=float) * 1000.0
+    pred = np.linspace(100.0, 10_000.0, n)
+    wait = pred + 5_000.0 + np.random.default_rng(2).uniform(-500.0, 500.0, n)
+    known = arrival + 1.0  # known at once: every job is in the pool
+    at = known.max() + 1
+    fair = local_now(pred, wait, arrival, known, at, 0.9, k=50, window=n, gamma=0.0)
+    raw = local_now(pred, wait, arrival, known, at, 0.9, k=50, window=n, gamma=0.0,
+                    residual=False)  # fmt: skip
+    assert fair is not None and raw is not None
+    p = 20_000.0  # it will wait 24,500 to 25,500 s
+    low, high = fair.interval(np.array([p]))
+    assert 24_500.0 <= low[0] < 25_000.0 < high[0] <= 25_500.0
+    _, raw_high = raw.interval(np.array([p]))
+    assert raw_high[0] <= 15_500.0  # the waits of jobs predicted under 10,000 s

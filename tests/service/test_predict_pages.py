@@ -76,7 +76,8 @@ def test_predict_page_answers_with_dates_durations_and_the_rangeset_chart(browse
     # where the interval came from: the online rule over the jobs started last, its level
     near = min(200, wait["interval_jobs"])
     assert (
-        f"calibrated on the waits of the {near:,} jobs, of the {wait['interval_jobs']:,} "
+        f"calibrated on the errors (wait minus predicted wait) of the {near:,} jobs, of the "
+        f"{wait['interval_jobs']:,} "
         "started last, whose predicted wait was nearest this one"
     ) in page
     from predictor.core.wait.local_interval import level_words
@@ -284,7 +285,8 @@ def test_a_calibrated_interval_in_the_answer_replaces_the_qbets_bound() -> None:
                                         "kind": "calibrated", "about": None}  # fmt: skip
     adaptive = {**flat, "interval_jobs": 2000, "interval_level_used": 0.9134}
     about = wait_interval(adaptive, 0.5)["about"]
-    assert "the waits of the 200 jobs, of the 2,000 started last" in about
+    words = "the errors (wait minus predicted wait) of the 200 jobs, of the 2,000 started last"
+    assert words in about
     assert "at level 0.913" in about
     pushed = {**adaptive, "interval_level_used": 1.0138}  # the misses pushed it past the pool
     assert "over all of them" in wait_interval(pushed, 0.5)["about"]

@@ -420,7 +420,7 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
     assert (wait["low_s"], wait["high_s"]) == (float(low[0]), float(high[0]))
     assert wait["interval"]["level_used"] == state.target
     assert wait["interval"]["neighbours"] == MIN_POOL + 10  # fewer than 200: every one
-    assert f"the waits of all {MIN_POOL + 10} jobs told by this site" in wait["interval"]["about"]
+    assert f"the errors of all {MIN_POOL + 10} jobs told by this site" in wait["interval"]["about"]
     # a told job that starts is fed at the next read of the queue
     SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
     queue_view.changed(site)
@@ -490,10 +490,11 @@ def test_a_site_interval_says_which_of_the_told_jobs_it_read(monkeypatch) -> Non
     state = LocalNow(0.8, pred, wait, 0.8, known=12, k=4)
     monkeypatch.setattr(site_interval, "adaptive_state", lambda *a, **k: state)
     low, high, how = site_interval.wait_interval(None, "later", np.zeros(1), 1150.0, 0.8)
-    # the 4 told nearest 1150 s: 1000, 1100, 1200, 1300 -> waits 800, 900, 1500, 2000;
-    # ceil(0.8 x 5) = 4 of them: the whole run
-    assert (low, high) == (800.0, 2000.0)
+    # the 4 told nearest 1150 s: 1000, 1100, 1200, 1300 (waits 900, 1500, 800, 2000) ->
+    # 1150 + their errors: 1050, 1550, 750, 1850; ceil(0.8 x 5) = 4 of them: the whole run
+    assert (low, high) == (750.0, 1850.0)
     assert how["neighbours"] == 4 and how["jobs"] == 12
     assert (
-        "the waits of the 4 jobs told a wait nearest this one, of the last 10 of 12" in how["about"]
+        "the errors of the 4 jobs told a wait nearest this one, of the last 10 of 12"
+        in how["about"]
     )

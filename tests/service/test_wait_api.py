@@ -245,7 +245,7 @@ def test_stored_row_predictions_make_any_instant_warm_in_a_new_process(
 
 def test_the_interval_is_the_evaluation_s_online_local_rule_at_the_instant(trace, alice):
     """The answer's interval is the online rule's at ``at`` (``RecentScorer.adaptive``: the
-    last jobs started by then replayed, each at its own arrival; the waits of the 200 of them
+    last jobs started by then replayed, each at its own arrival; the errors of the 200 of them
     predicted nearest), not split conformal over the 300 recent errors alone (which the
     recent accuracy still reads)."""
     from predictor.core.wait.local_interval import local_now

@@ -1,4 +1,4 @@
-"""The wait interval from the waits of recent jobs predicted like the request (localised).
+"""The wait interval from the errors of recent jobs predicted like the request (localised).
 
 The interval of :mod:`predictor.core.wait.intervals` shifts one pool of errors ``e_j = y_j -
 p_j`` by the request's prediction ``p``. Waits are zero for many jobs and a day for a few, so
@@ -10,9 +10,10 @@ the pool is local: for a request predicted ``p`` at instant ``t``,
 2. its neighbours: the ``neighbours`` of them whose prediction is nearest ``p`` on a log
    scale, ``|log(1 + p_j) - log(1 + p)|`` (:func:`predictor.core.wait.p_within.nearest`,
    the jobs ``P(start within T)`` is read from);
-3. the interval at level ``c'``: the narrowest run of ``ceil(c' (k + 1))`` consecutive
-   neighbours' waits, sorted (``intervals.shortest_run``), so a request predicted short whose
-   neighbours waited little gets a short interval;
+3. the interval at level ``c'``: the narrowest run of ``ceil(c' (k + 1))`` consecutive values
+   ``max(p + (y_j - p_j), 0)``, sorted (``intervals.shortest_run``): the neighbours' errors
+   shifted by the request's prediction, so a request predicted short whose neighbours waited
+   about what they were told gets a short interval;
 4. ``c' = 1 - alpha_t``, adaptive conformal inference (Gibbs & Candes 2021) as in
    ``intervals``: ``alpha_t = (1 - c) + gamma sum_j ((1 - c) - miss_j)`` over the jobs known by
    ``t`` (from the ``min_pool``-th on), ``miss_j`` whether job ``j``'s own interval, made at
@@ -20,9 +21,15 @@ the pool is local: for a request predicted ``p`` at instant ``t``,
    is a window on the prediction, and the site drifts); the correction makes the long-run
    coverage hold whatever.
 
-This is localised conformal prediction in its simplest form (the weights are 1 on the k
-nearest, 0 elsewhere; Guan 2023, "Localized conformal prediction", Biometrika). Fewer known
-jobs than ``min_pool``: no interval (``[0, inf)``, as the pooled rule answers).
+This is localised conformal prediction with the residual as its score (the weights are 1 on
+the k nearest, 0 elsewhere; Guan 2023, "Localized conformal prediction", Biometrika). Fewer
+known jobs than ``min_pool``: no interval (``[0, inf)``, as the pooled rule answers).
+
+Stop 59 read the neighbours' waits themselves (``residual=False``). Their errors (stop 60)
+gave a lower mean interval score on all three tuning parts at every level tried, with the
+same k and window (docs/results.md "Stop 60"): where the request's prediction is not the
+middle of its neighbours' (the longest predictions, whose neighbours are all predicted
+shorter), raw waits pull its interval towards theirs.
 """
 
 from __future__ import annotations
@@ -53,6 +60,13 @@ def level_words(target: float, level: float) -> str:
     return f"at level {target:.3f} (the confidence {level:g} corrected by the misses)"
 
 
+def scores(wait_s: np.ndarray, pred_s: np.ndarray, p: float, residual: bool) -> np.ndarray:
+    """What the interval is read from for a request predicted ``p`` (``>= 0``), given its
+    neighbours' waits and predictions: ``max(p + (y_j - p_j), 0)``, or with ``residual``
+    False the waits ``y_j`` themselves (stop 59's rule)."""
+    return np.maximum(wait_s - pred_s + p, 0.0) if residual else wait_s
+
+
 def _run(waits: np.ndarray, level: float) -> tuple[float, float]:
     """The narrowest run of the sorted ``waits`` at ``level`` (clipped to [0, 1])."""
     return shortest_run(np.sort(waits), min(max(level, 0.0), 1.0))
@@ -69,15 +83,16 @@ class LocalNow:
     target: float
     known: int
     k: int = NEIGHBOURS
+    residual: bool = True
 
     def interval(self, pred_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(low_s, high_s)`` for predictions ``pred_s`` made now."""
         log_pool, rows = np.log1p(self.pred_s), np.arange(self.pred_s.size)
-        runs = [
-            _run(self.wait_s[nearest(log_pool, rows, float(np.log1p(max(p, 0.0))), self.k)],
-                 self.target)
-            for p in np.atleast_1d(np.asarray(pred_s, dtype=float))
-        ]  # fmt: skip
+        runs = []
+        for p in np.maximum(np.atleast_1d(np.asarray(pred_s, dtype=float)), 0.0).tolist():
+            near = nearest(log_pool, rows, float(np.log1p(p)), self.k)
+            values = scores(self.wait_s[near], self.pred_s[near], p, self.residual)
+            runs.append(_run(values, self.target))
         low = np.array([max(lo, 0.0) for lo, _ in runs])
         return low, np.maximum(np.array([hi for _, hi in runs]), low)
 
@@ -93,6 +108,7 @@ def local_online(
     window: int = WINDOW,
     min_pool: int = MIN_POOL,
     gamma: float = GAMMA,
+    residual: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Every row's interval at its own arrival (rows in arrival order), and the rule's
     corrected ``target`` and known count once every row is known.
@@ -103,7 +119,7 @@ def local_online(
     known gets ``[0, inf)`` and does not miss.
     """
     low, high, target, added, _ = _online(pred_s, wait_s, arrival_s, known_s, level, k, window,
-                                          min_pool, gamma)  # fmt: skip
+                                          min_pool, gamma, residual)  # fmt: skip
     return low, high, target, added
 
 
@@ -117,6 +133,7 @@ def _online(
     window: int,
     min_pool: int,
     gamma: float,
+    residual: bool,
 ) -> tuple[np.ndarray, np.ndarray, float, int, np.ndarray]:
     """:func:`local_online`, and the rows in the order their waits became known."""
     level = check_level(level)
@@ -142,7 +159,7 @@ def _online(
             continue
         pool = order[max(added - window, 0) : added]  # rows: their arrival order breaks ties
         near = pool[nearest(log_pred[pool], pool, float(log_pred[i]), k)]
-        lo, hi = _run(y[near], 1.0 - alpha)
+        lo, hi = _run(scores(y[near], pred[near], float(pred[i]), residual), 1.0 - alpha)
         low[i], high[i] = max(lo, 0.0), max(hi, lo, 0.0)
         miss[i] = not (low[i] <= y[i] <= high[i])
     feed(int(np.isfinite(np.asarray(known_s, dtype=float)).sum()))  # never known: not fed
@@ -161,6 +178,7 @@ def local_now(
     window: int = WINDOW,
     min_pool: int = MIN_POOL,
     gamma: float = GAMMA,
+    residual: bool = True,
 ) -> LocalNow | None:
     """The rule's state at ``at_s`` over the rows (in arrival order) that arrived by then, or
     None while fewer than ``min_pool`` of them are known by ``at_s``. Rows known after ``at_s``
@@ -172,11 +190,11 @@ def local_now(
     # a row not known by at_s is known "never" here: its miss cannot move the level yet
     known_here = np.where(seen, known, np.inf)
     _, _, target, n_known, order = _online(pred_s, wait_s, arrival_s, known_here, level, k,
-                                           window, min_pool, gamma)  # fmt: skip
+                                           window, min_pool, gamma, residual)  # fmt: skip
     pool = np.sort(order[max(n_known - window, 0) : n_known])
     pred = np.maximum(np.asarray(pred_s, dtype=float), 0.0)
     wait = np.asarray(wait_s, dtype=float)
-    return LocalNow(level, pred[pool], wait[pool], target, n_known, k)
+    return LocalNow(level, pred[pool], wait[pool], target, n_known, k, residual)
 
 
 EVALUATION_LEVELS = (0.8, 0.9)

@@ -8,8 +8,9 @@ All come from re-predicting the jobs of the log that most recently *started* by 
 request's ``known_at_s`` (their waits are known then), each at its own arrival, where a job's
 error is usable once its wait is known. The interval is the evaluation's own online rule
 (:meth:`RecentScorer.adaptive`: ``local_interval.local_now`` replayed over the last
-``replayed`` such jobs: the run of the waits of the 200 of them predicted nearest the
-request, at a level their own intervals' misses correct; since stop 59. Stop 57 replayed
+``replayed`` such jobs: the run of the errors of the 200 of them predicted nearest the
+request, added to its prediction, at a level their own intervals' misses correct; since stop
+59, errors rather than waits since stop 60. Stop 57 replayed
 the pooled errors of ``intervals.online_intervals``, which held overall but 0.44-0.69 for the
 jobs told over 6 hours at 90%: docs/results.md "Stop 59"). ``P(start within T)`` is the share
 of the same 200 that started within T (:mod:`predictor.core.wait.p_within`, since stop 58;
