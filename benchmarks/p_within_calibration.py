@@ -3,7 +3,7 @@ within T, before and since stop 58, through the service's own ``RecentScorer``.
 
     python benchmarks/p_within_calibration.py --swf KTH-SP2-1996-2.1-cln.swf.gz \\
         [--part test|tuning] [--arrivals 1500] [--method auto] [--seed 1] \\
-        [--neighbours 50 100 200 400 --windows 1000 2000]
+        [--neighbours 50 100 200 400 --windows 1000 2000] [--errors]
 
 Fits the bundle the service fits (``fit_bundle``, the wait method ``auto`` by default; its
 first 20% of jobs is the tuning part), then at ``--arrivals`` random arrivals (test part: from
@@ -20,7 +20,9 @@ Prints, per T, the share of the jobs that started within T beside each rule's me
 the answers by their P (how often what was said happened), then each rule's expected
 calibration error (ECE: ten bins of P, the mean |P - share| weighted by the bin's answers, over
 all T) and Brier score. ``--neighbours``/``--windows`` add rows for other settings (the choice
-was made with them on the tuning parts, by the Brier score: ``p_within``'s docstring).
+was made with them on the tuning parts, by the Brier score: ``p_within``'s docstring);
+``--errors`` adds each of them read off the neighbours' errors added to the prediction (the
+wait interval's reading since stop 60; not taken for the chance to start).
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--neighbours", type=int, nargs="*", default=[])
     ap.add_argument("--windows", type=int, nargs="*", default=[])
+    ap.add_argument(
+        "--errors",
+        action="store_true",
+        help="also each grid setting on the neighbours' errors shifted by p",
+    )
     args = ap.parse_args()
     setup_django()
     from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, p_within
@@ -83,6 +90,7 @@ def main() -> None:
     rows = np.sort(rng.choice(usable, size=min(args.arrivals, usable.size), replace=False))
     grid = [(k, w) for w in args.windows or [] for k in args.neighbours or []]
     rules = ["before", f"now ({NEIGHBOURS} of {WINDOW})"] + [f"{k} of {w}" for k, w in grid]
+    rules += [f"errors {k} of {w}" for k, w in grid] if args.errors else []
     p = {r: np.zeros((rows.size, TS.size)) for r in rules}
     hit = wait[rows, None] <= TS[None, :]
     t0 = time.process_time()
@@ -94,10 +102,13 @@ def main() -> None:
             for j, t in enumerate(TS):
                 p["before"][n, j] = before(float(pred[0]), pool, t)
                 p[rules[1]][n, j] = recent.answer(pred, 0.9, t, None, like)["p_within"][0]
-            for (k, w), name in zip(grid, rules[2:], strict=True):
+            for (k, w), name in zip(grid, rules[2 : 2 + len(grid)], strict=True):
                 r = recent_rows(jobs, at, int(i), w, scorer.known)
                 got = scorer.memo.wait_s(r)
                 p[name][n] = [p_within(pred, got, wait[r], t, k)[0] for t in TS]
+                if args.errors:
+                    p[f"errors {name}"][n] = [p_within(pred, got, wait[r], t, k, residual=True)[0]
+                                              for t in TS]  # fmt: skip
             bar((n + 1) / rows.size)
     print(f"answered in {time.process_time() - t0:.1f} CPU-s")
     by_t = [

@@ -113,3 +113,18 @@ def test_a_request_predicted_beyond_its_neighbours_gets_their_errors_not_their_w
     assert 24_500.0 <= low[0] < 25_000.0 < high[0] <= 25_500.0
     _, raw_high = raw.interval(np.array([p]))
     assert raw_high[0] <= 15_500.0  # the waits of jobs predicted under 10,000 s
+
+
+def test_the_chance_to_start_reads_the_same_neighbours_errors_when_asked() -> None:
+    """``p_within(..., residual=True)`` counts ``max(p + y_j - p_j, 0) <= T`` over the same
+    neighbours, found here by brute force (the benchmark's ``--errors`` reading)."""
+    from predictor.core.wait.p_within import p_within
+
+    pred, wait, _, _ = _log(500, 9)
+    for p in (50.0, 30_000.0):
+        near = neighbours(np.array([p]), pred, 100)[0]
+        shifted = np.maximum(p + wait[near] - pred[near], 0.0)
+        for t in (100.0, 20_000.0):
+            got = p_within(np.array([p]), pred, wait, t, 100, residual=True)[0]
+            assert got == pytest.approx(np.mean(shifted <= t))
+            assert p_within(np.array([p]), pred, wait, t, 100)[0] == np.mean(wait[near] <= t)
