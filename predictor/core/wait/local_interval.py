@@ -27,9 +27,10 @@ known jobs than ``min_pool``: no interval (``[0, inf)``, as the pooled rule answ
 
 Stop 59 read the neighbours' waits themselves (``residual=False``). Their errors (stop 60)
 gave a lower mean interval score on all three tuning parts at every level tried, with the
-same k and window (docs/results.md "Stop 60"): where the request's prediction is not the
+same k and window, and about the same on the test parts (lower on KTH-SP2 and CTC-SP2, higher
+on SDSC-SP2 at 80-95%; docs/results.md "Stop 60"): where the request's prediction is not the
 middle of its neighbours' (the longest predictions, whose neighbours are all predicted
-shorter), raw waits pull its interval towards theirs.
+shorter; a site with fewer than 200 told jobs), raw waits pull its interval towards theirs.
 """
 
 from __future__ import annotations
