@@ -42,7 +42,7 @@ import numpy as np
 
 from predictor.core.wait.intervals import check_level, known_order, shortest_run
 from predictor.core.wait.metrics import WAIT_CLASS_LABELS, wait_class
-from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, nearest
+from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, nearest, shifted_errors
 
 GAMMA = 0.002  # the adaptive step and the 30 chosen on the tuning parts for the pooled rule
 MIN_POOL = 30
@@ -65,7 +65,7 @@ def scores(wait_s: np.ndarray, pred_s: np.ndarray, p: float, residual: bool) -> 
     """What the interval is read from for a request predicted ``p`` (``>= 0``), given its
     neighbours' waits and predictions: ``max(p + (y_j - p_j), 0)``, or with ``residual``
     False the waits ``y_j`` themselves (stop 59's rule)."""
-    return np.maximum(wait_s - pred_s + p, 0.0) if residual else wait_s
+    return shifted_errors(wait_s, pred_s, p) if residual else wait_s
 
 
 def _run(waits: np.ndarray, level: float) -> tuple[float, float]:

@@ -28,6 +28,8 @@ more is predicted.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 NEIGHBOURS = 200
@@ -60,6 +62,13 @@ def neighbours(pred_s: np.ndarray, recent_pred_s: np.ndarray, k: int = NEIGHBOUR
     )
 
 
+def shifted_errors(wait_s: np.ndarray, pred_s: np.ndarray, p: Any) -> np.ndarray:
+    """``max(p + (y_j - p_j), 0)``: the neighbours' errors added to the prediction ``p``
+    (a float, or an (n, 1) column against (n, k) neighbours). The wait interval reads them
+    (``local_interval.scores``), and ``p_within(..., residual=True)`` counts them."""
+    return np.maximum(wait_s - pred_s + p, 0.0)
+
+
 def p_within(
     pred_s: np.ndarray,
     recent_pred_s: np.ndarray,
@@ -86,6 +95,5 @@ def p_within(
     if residual:
         p = np.maximum(np.asarray(pred_s, dtype=float), 0.0)[:, None]
         told = np.maximum(np.asarray(recent_pred_s, dtype=float), 0.0)
-        shifted = np.maximum(p + wait[near] - told[near], 0.0)
-        return (shifted <= float(within_s)).mean(axis=1)
+        return (shifted_errors(wait[near], told[near], p) <= float(within_s)).mean(axis=1)
     return (wait[near] <= float(within_s)).mean(axis=1)
