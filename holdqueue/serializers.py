@@ -438,7 +438,8 @@ class SiteWaitSerializer(serializers.Serializer):
         "wait, of the `neighbours` jobs this site told a wait nearest this one, added to this "
         "one's, among those it told and saw start, "
         "online, the level corrected by their misses: `level_used`) or "
-        '"fit" (the pool scored at the last fit); `jobs`, `about`'
+        '"fit" (the pool scored at the last fit, while fewer than 100 told jobs have '
+        "started); `jobs`, `about`"
     )
     upper_bound_s = serializers.FloatField(allow_null=True)
     within = serializers.DictField(

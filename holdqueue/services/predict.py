@@ -13,7 +13,7 @@ the answer the site told it at its arrival where the job was submitted through t
 site answers (online: nothing later is visible; ``jobmolding.core.headline_scores``). On them
 the headline rule is chosen (how the history estimate and the queue-based start make the wait a
 user is told, ``jobmolding.core.headline``), and the headline's errors are the site's measured
-accuracy and, until ``holdqueue.services.interval.MIN_POOL`` jobs told by the site have
+accuracy and, until ``holdqueue.services.interval.TOLD_FROM`` jobs told by the site have
 started, the pool of the split-conformal wait interval at the caller's confidence
 (``predictor.core.wait.intervals.interval_from_pool``). From then on the interval is learnt
 online from those told jobs as they start (``holdqueue.services.interval``).

@@ -368,14 +368,16 @@ def test_a_refit_scores_the_answers_the_site_told_the_jobs_it_submitted() -> Non
 
 
 def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> None:
-    """Below ``MIN_POOL`` told jobs started the interval is the fit's pool; from then on it
+    """Below ``TOLD_FROM`` told jobs started the interval is the fit's pool; from then on it
     is the online rule's over those jobs (their told figures under the site's rule, their
     waits from submission to start), recomputed when a told job starts."""
     from holdqueue.services import interval as site_interval
     from holdqueue.services import queue_view
     from holdqueue.services import told as site_told
+    from holdqueue.services.interval import TOLD_FROM
     from predictor.core.wait.local_interval import MIN_POOL, local_now
 
+    assert TOLD_FROM > MIN_POOL  # the rule answers from MIN_POOL; a site reads it later
     site_interval._STATES.clear()
     site_told._TOLD.clear()
     site = simulated_site()
@@ -402,30 +404,35 @@ def test_the_interval_is_learnt_from_the_jobs_the_site_told_as_they_start() -> N
             decision={"told": figures},
         )  # fmt: skip
 
-    for k in range(MIN_POOL + 11):
+    for k in range(TOLD_FROM):
         told_job(k, started=k != 3)  # one still waits: not known, not fed
+    queue_view.changed(site)
+    below = client.post(url, {**query, "confidence": 0.8}, format="json").data["wait"]
+    assert below["interval"]["from"] == "fit"  # TOLD_FROM - 1 started: the fit's pool still
+    assert f"fewer than {TOLD_FROM} jobs told by this site" in below["interval"]["about"]
+    SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
     fresh_view = client.post(url, {**query, "confidence": 0.8}, format="json")
     assert fresh_view.data["wait"]["interval"]["from"] == "fit"  # read under the same view
     queue_view.changed(site)  # the next read of the queue (jobs started) reads them too
     second = client.post(url, {**query, "confidence": 0.8}, format="json")
     assert second.status_code == 200, second.data
     wait = second.data["wait"]
-    assert wait["interval"]["from"] == "told" and wait["interval"]["jobs"] == MIN_POOL + 10
+    assert wait["interval"]["from"] == "told" and wait["interval"]["jobs"] == TOLD_FROM
     told = site_told.told_started(site)
-    assert told.arrival_s.size == MIN_POOL + 10 and np.all(np.diff(told.arrival_s) >= 0)
+    assert told.arrival_s.size == TOLD_FROM and np.all(np.diff(told.arrival_s) >= 0)
     state = local_now(told.told_s(model.rule.rule), told.wait_s, told.arrival_s, told.start_s,
                       float(told.start_s.max()), 0.8)  # fmt: skip
     assert state is not None
     low, high = state.interval(np.array([wait["point_s"]]))
     assert (wait["low_s"], wait["high_s"]) == (float(low[0]), float(high[0]))
     assert wait["interval"]["level_used"] == state.target
-    assert wait["interval"]["neighbours"] == MIN_POOL + 10  # fewer than 200: every one
-    assert f"the errors of all {MIN_POOL + 10} jobs told by this site" in wait["interval"]["about"]
+    assert wait["interval"]["neighbours"] == TOLD_FROM  # fewer than 200: every one
+    assert f"the errors of all {TOLD_FROM} jobs told by this site" in wait["interval"]["about"]
     # a told job that starts is fed at the next read of the queue
-    SiteJob.objects.filter(backend_job_id="t3").update(started_at=timezone.now())
+    told_job(TOLD_FROM)
     queue_view.changed(site)
     third = client.post(url, {**query, "confidence": 0.8}, format="json")
-    assert third.data["wait"]["interval"]["jobs"] == MIN_POOL + 11
+    assert third.data["wait"]["interval"]["jobs"] == TOLD_FROM + 1
 
 
 def test_the_answer_says_how_far_off_the_waits_the_site_told_were() -> None:
@@ -487,14 +494,14 @@ def test_a_site_interval_says_which_of_the_told_jobs_it_read(monkeypatch) -> Non
 
     pred = np.array([0.0, 10.0, 20.0, 30.0, 1000.0, 1100.0, 1200.0, 1300.0, 1400.0, 5000.0])
     wait = np.array([0.0, 5.0, 40.0, 25.0, 900.0, 1500.0, 800.0, 2000.0, 1200.0, 9000.0])
-    state = LocalNow(0.8, pred, wait, 0.8, known=12, k=4)
+    state = LocalNow(0.8, pred, wait, 0.8, known=120, k=4)
     monkeypatch.setattr(site_interval, "adaptive_state", lambda *a, **k: state)
     low, high, how = site_interval.wait_interval(None, "later", np.zeros(1), 1150.0, 0.8)
     # the 4 told nearest 1150 s: 1000, 1100, 1200, 1300 (waits 900, 1500, 800, 2000) ->
     # 1150 + their errors: 1050, 1550, 750, 1850; ceil(0.8 x 5) = 4 of them: the whole run
     assert (low, high) == (750.0, 1850.0)
-    assert how["neighbours"] == 4 and how["jobs"] == 12
+    assert how["neighbours"] == 4 and how["jobs"] == 120
     assert (
-        "the errors of the 4 jobs told a wait nearest this one, of the last 10 of 12"
+        "the errors of the 4 jobs told a wait nearest this one, of the last 10 of 120"
         in how["about"]
     )
