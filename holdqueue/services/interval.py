@@ -42,9 +42,7 @@ from holdqueue.models import Site
 from holdqueue.services.told import told_now
 from predictor.core.lru import LRU
 from predictor.core.wait.intervals import interval_from_pool
-from predictor.core.wait.local_interval import LocalNow, level_words, local_now
-
-TOLD_FROM = 100  # told jobs started before the site reads them (chosen on the tuning parts)
+from predictor.core.wait.local_interval import TOLD_FROM, LocalNow, level_words, local_now
 
 # This process's: (site, rule, level) -> (told key, state)
 _STATES: LRU[tuple[tuple[int, float, float], LocalNow | None]] = LRU(64)

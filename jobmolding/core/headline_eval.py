@@ -29,8 +29,8 @@ import numpy as np
 
 from jobmolding.core.headline import RULES, choose_rule, headline_wait
 from jobmolding.core.headline_scores import Answered, last_ended
-from predictor.core.wait.intervals import interval_from_pool, scores
-from predictor.core.wait.local_interval import REPLAYED, local_online
+from predictor.core.wait.intervals import interval_from_pool, known_order, scores
+from predictor.core.wait.local_interval import REPLAYED, TOLD_FROM, local_online
 
 ONLINE = "chosen online, interval learnt as told jobs start"
 
@@ -80,15 +80,23 @@ def _told(
     p, lo, hi = [], [], []
     for rule, (rows, pool) in zip(rule_of, blocks, strict=True):
         pred = headline_wait(rule, h[rows], q[rows])
-        base = headline_wait(pool_from or rule, h[pool], q[pool])
-        if pool.size:
-            low, high = interval_from_pool(pred, scores(base, y[pool]), level)
-        else:  # nothing finished yet: no interval (counts as missed)
-            low, high = np.full(pred.size, np.nan), np.full(pred.size, np.nan)
+        low, high = _fit_interval(pred, pool_from or rule, pool, h, q, y, level)
         p.append(pred)
         lo.append(low)
         hi.append(high)
     return np.concatenate(p), np.concatenate(lo), np.concatenate(hi)
+
+
+def _fit_interval(
+    pred: np.ndarray, rule: str, pool: np.ndarray, h: np.ndarray, q: np.ndarray, y: np.ndarray,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The fit's pool interval of ``pred``: ``rule``'s errors on the ``pool`` rows (NaN, a
+    miss, where nothing had finished yet)."""
+    if not pool.size:
+        return np.full(pred.size, np.nan), np.full(pred.size, np.nan)
+    base = headline_wait(rule, h[pool], q[pool])
+    return interval_from_pool(pred, scores(base, y[pool]), level)
 
 
 def _told_online(
@@ -100,18 +108,24 @@ def _told_online(
     told one; block ``k``'s rows get the site's online rule (``local_interval.local_online``,
     its neighbours, window, step and ``min_pool``) run over the ``replayed`` answered jobs
     before the block and the block itself, every job told ``rule_of[k]``'s wait. A site
-    restarts that recursion at each start it reads; here at each block."""
+    restarts that recursion at each start it reads; here at each block. A row answered while
+    fewer than ``TOLD_FROM`` of those jobs had started gets the block's fit pool (as
+    :func:`_told`), as a site answers until ``TOLD_FROM`` of its told jobs have started."""
     p, lo, hi = [], [], []
-    for rule, (rows, _) in zip(rule_of, blocks, strict=True):
+    for rule, (rows, pool) in zip(rule_of, blocks, strict=True):
         first = max(int(rows[0]) - replayed, 0)
         span = slice(first, int(rows[-1]) + 1)
         pred = headline_wait(rule, h[span], q[span])
-        low, high, _, _ = local_online(pred, y[span], submit_s[span], submit_s[span] + y[span],
-                                       level)  # fmt: skip
+        arrival, known = submit_s[span], submit_s[span] + y[span]
+        low, high, _, _ = local_online(pred, y[span], arrival, known, level)
         at = rows - first
+        low, high = low[at], high[at]
+        few = known_order(arrival, known)[1][at] < TOLD_FROM
+        if few.any():
+            low[few], high[few] = _fit_interval(pred[at][few], rule, pool, h, q, y, level)
         p.append(pred[at])
-        lo.append(low[at])
-        hi.append(high[at])
+        lo.append(low)
+        hi.append(high)
     return np.concatenate(p), np.concatenate(lo), np.concatenate(hi)
 
 

@@ -63,9 +63,11 @@ def test_each_block_tells_the_rule_chosen_on_its_pool_with_that_rule_s_interval(
 def test_the_online_row_learns_the_interval_from_every_told_job_as_it_starts() -> None:
     """The service's interval since stop 57 (local since stop 59): each block's rows from the
     online rule run over the ``replayed`` answered jobs before the block, every job told the
-    block's rule; the points are the chosen rule's, as in "chosen online"."""
+    block's rule, once ``TOLD_FROM`` of them have started (stop 61), and from the block's fit
+    pool before, as a site answers; the points are the chosen rule's, as in "chosen online"."""
     from jobmolding.core.headline_eval import ONLINE, _told_online
-    from predictor.core.wait.local_interval import local_online
+    from predictor.core.wait.intervals import known_order
+    from predictor.core.wait.local_interval import TOLD_FROM, local_online
 
     a, n = answered(500, seed=4), 500
     submit = np.arange(n) * 10.0
@@ -77,18 +79,20 @@ def test_the_online_row_learns_the_interval_from_every_told_job_as_it_starts() -
     blocks = pools(submit, end, test, 50, 60)
     rule_of = [choose_rule(a.history_s[p], a.queue_s[p], a.actual_s[p]).rule for _, p in blocks]
     p, lo, hi = _told_online(rule_of, a.history_s, a.queue_s, a.actual_s, submit, blocks, 0.8,
-                             replayed=120)  # fmt: skip
-    rows, _ = blocks[3]  # its replay starts 120 jobs before it
-    first = int(rows[0]) - 120
-    pred = headline_wait(
-        rule_of[3], a.history_s[first : rows[-1] + 1], a.queue_s[first : rows[-1] + 1]
-    )
-    low, high, _, _ = local_online(pred, a.actual_s[first : rows[-1] + 1],
-                                   submit[first : rows[-1] + 1],
-                                   submit[first : rows[-1] + 1] + a.actual_s[first : rows[-1] + 1],
-                                   0.8)  # fmt: skip
-    np.testing.assert_array_equal(lo[150:200], low[120:])
-    np.testing.assert_array_equal(hi[150:200], high[120:])
+                             replayed=250)  # fmt: skip
+    rows, pool = blocks[3]  # its replay starts 250 jobs before it
+    span = slice(int(rows[0]) - 250, int(rows[-1]) + 1)
+    pred = headline_wait(rule_of[3], a.history_s[span], a.queue_s[span])
+    known = submit[span] + a.actual_s[span]
+    low, high, _, _ = local_online(pred, a.actual_s[span], submit[span], known, 0.8)
+    read = known_order(submit[span], known)[1][250:] >= TOLD_FROM
+    assert 0 < read.sum() < read.size  # some answered before TOLD_FROM had started, some after
+    np.testing.assert_array_equal(lo[150:200][read], low[250:][read])
+    np.testing.assert_array_equal(hi[150:200][read], high[250:][read])
+    base = headline_wait(rule_of[3], a.history_s[pool], a.queue_s[pool])
+    fit_lo, fit_hi = interval_from_pool(pred[250:], scores(base, a.actual_s[pool]), 0.8)
+    np.testing.assert_array_equal(lo[150:200][~read], fit_lo[~read])
+    np.testing.assert_array_equal(hi[150:200][~read], fit_hi[~read])
     y = a.actual_s[test]
     whole = _told_online(rule_of, a.history_s, a.queue_s, a.actual_s, submit, blocks, 0.8)
     assert by[ONLINE].coverage == pytest.approx(np.mean((whole[1] <= y) & (y <= whole[2])))

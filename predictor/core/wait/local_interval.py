@@ -46,6 +46,10 @@ from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, nearest, shifted_er
 
 GAMMA = 0.002  # the adaptive step and the 30 chosen on the tuning parts for the pooled rule
 MIN_POOL = 30
+# A live site reads the rule over the jobs it told once this many have started (the fit's pool
+# before; ``holdqueue.services.interval``): its first told jobs to start are the short waits.
+# Chosen on new sites cut from the tuning parts (benchmarks/interval_small_pool.py, stop 61).
+TOLD_FROM = 100
 REPLAYED = WINDOW  # rows an answer at one instant replays (a site's told jobs, a trace's rows)
 
 
