@@ -27,7 +27,12 @@ Prints per band, level and rule the coverage, the median width and the mean inte
 (Winkler, lower is better; see ``interval_local.py``) and the share of sites whose coverage fell
 below the level; then, per level, the mean interval score over all bands of a site that
 answers from the fit's pool until T of its told jobs started and by *errors* from then on, for
-each band's lower edge T (``holdqueue.services.interval.TOLD_FROM`` is that T).
+each band's lower edge T (``holdqueue.services.interval.TOLD_FROM`` is that T). Last,
+``P(start within T)`` for each T of ``--within``, per band: mean chance said, share that
+started within T, and Brier score, read three ways: *told* (the share of the nearest started
+told jobs, ``p_within``: the site's until stop 61), *told, waiting counted* (their
+Kaplan-Meier estimate with the told jobs still waiting as censored, ``km_within``: the
+site's since stop 61) and *fit pool* (the share among the fit's 200 jobs).
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ def main() -> None:
     setup_django()
     from holdqueue.services.predict import CALIBRATION_JOBS
     from predictor.core.wait.intervals import interval_from_pool, known_order
+    from predictor.core.wait.km_within import p_within_censored
     from predictor.core.wait.local_interval import MIN_POOL, local_online
     from predictor.core.wait.p_within import WINDOW, p_within
 
@@ -91,12 +97,20 @@ def main() -> None:
         fit = np.sort(by_end[-CALIBRATION_JOBS:])  # the fit's pool: the last to start
         for i in np.flatnonzero(band >= 0):  # the told jobs known at i's arrival, as a site
             pool = np.sort(order[: count[i]])[-WINDOW:]
+            # every told job arrived before i: started (its wait) or still waiting (censored)
+            came = np.arange(max(i - WINDOW, 0), i)
+            waited = np.minimum(w[came], a[i] - a[came])
+            started = a[came] + w[came] <= a[i]
             for t in args.within:
                 hit = float(w[i] <= t)
-                told_p = p_within(p[i : i + 1], p[pool], w[pool], t)[0]
-                fit_p = p_within(p[i : i + 1], pred[fit], y[fit], t)[0]
-                chance.setdefault((int(band[i]), t, "told"), []).append((told_p, hit))
-                chance.setdefault((int(band[i]), t, "fit pool"), []).append((fit_p, hit))
+                said = {
+                    "told": p_within(p[i : i + 1], p[pool], w[pool], t)[0],
+                    "told, waiting counted": p_within_censored(p[i : i + 1], p[came], waited,
+                                                               started, t)[0],
+                    "fit pool": p_within(p[i : i + 1], pred[fit], y[fit], t)[0],
+                }  # fmt: skip
+                for name, prob in said.items():
+                    chance.setdefault((int(band[i]), t, name), []).append((prob, hit))
         for level in args.levels:
             runs = {
                 "errors": local_online(p, w, a, a + w, level)[:2],
@@ -151,7 +165,7 @@ def main() -> None:
                        "read from": pool, "jobs": prob.size, "mean p": f"{prob.mean():.3f}",
                        "started within": f"{hit.mean():.3f}",
                        "Brier": f"{np.mean((prob - hit) ** 2):.4f}"})  # fmt: skip
-    print("P(start within T) read from the told jobs started (the site's, p_within) or the fit's")
+    print("P(start within T): the started told jobs' share, with the waiting counted, the fit's")
     print(table(within, list(within[0])))
 
 

@@ -445,8 +445,10 @@ class SiteWaitSerializer(serializers.Serializer):
     within = serializers.DictField(
         allow_null=True,
         help_text="with `within_s`: `p`, the chance to start within it (of the `jobs` told jobs "
-        "whose told wait was nearest this one's, the share that started within it; null until "
-        "30 told jobs have started), `within_s`, `jobs`, `about`; null when not asked",
+        "whose told wait was nearest this one's, started or still waiting, the Kaplan-Meier "
+        "chance to start within it, a waiting job counted as waiting at least as long as it "
+        "has so far; null until 30 told jobs have started), `within_s`, `jobs`, `waiting` (of "
+        "the jobs read, those still waiting), `about`; null when not asked",
     )
     history_s = serializers.FloatField(help_text="the estimate from the site's history")
     queue_s = serializers.FloatField(

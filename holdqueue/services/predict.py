@@ -38,7 +38,7 @@ from holdqueue.services.errors import WrongState
 from holdqueue.services.history import history_frame
 from holdqueue.services.interval import wait_interval
 from holdqueue.services.snapshot import request_for, snapshot_now
-from holdqueue.services.told import site_told, told_now
+from holdqueue.services.told import site_told, told_now, waiting_now
 from holdqueue.services.told_accuracy import told_accuracy
 from holdqueue.services.told_within import told_within
 from jobmolding.core.headline import SAYS, RuleChoice, headline_wait
@@ -401,7 +401,14 @@ def predict_for_query(site: Site, user: Any, data: dict[str, Any]) -> dict[str, 
             "upper_bound_s": answer.wait_upper_s,
             "within": None
             if data.get("within_s") is None
-            else told_within(told_now(site, view_key), rule, answer.wait_s, data["within_s"]),
+            else told_within(
+                told_now(site, view_key),
+                waiting_now(site, view_key),
+                rule,
+                answer.wait_s,
+                data["within_s"],
+                bk.site_seconds(site, current),
+            ),
         },
         "runtime": {
             "point_s": answer.runtime.point_s,

@@ -9,7 +9,9 @@ again (``headline_scores.pooled_answers``). Jobs the site did not submit, or hel
 
 Between fits, the told jobs that have started (:func:`told_started`, read again with the
 queue: :func:`told_now`) teach the wait interval (``holdqueue.services.interval``) and say how
-far the waits told were off (``holdqueue.services.told_accuracy``).
+far the waits told were off (``holdqueue.services.told_accuracy``); with those still waiting
+(:func:`told_waiting`, :func:`waiting_now`) they give ``P(start within T)``
+(``holdqueue.services.told_within``).
 """
 
 from __future__ import annotations
@@ -141,8 +143,51 @@ def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
     return ToldStarted(figures[:, 0], figures[:, 1], wait, a, a + wait, kept_rules)
 
 
+@dataclass(frozen=True)
+class ToldWaiting:
+    """The told jobs in the batch system that have not started, in arrival order (site
+    seconds): their two told figures and their arrival. ``P(start within T)`` counts them as
+    waiting at least as long as they have so far (``predictor.core.wait.km_within``)."""
+
+    history_s: np.ndarray
+    queue_s: np.ndarray
+    arrival_s: np.ndarray
+
+    def told_s(self, rule: str) -> np.ndarray:
+        return headline_wait(rule, self.history_s, self.queue_s)
+
+
+def told_waiting(site: Site, n: int = REPLAYED) -> ToldWaiting:
+    """The last ``n`` jobs submitted through ``site`` at their decision that are in its batch
+    system and have not started (submitted or pending)."""
+    rows = list(
+        SiteJob.objects.filter(
+            site=site,
+            state__in=(SiteJob.SUBMITTED, SiteJob.PENDING),
+            submitted_at__isnull=False,
+            started_at__isnull=True,
+            decision__has_key="told",
+        )  # fmt: skip
+        .order_by("-submitted_at", "-id")
+        .values_list("submitted_at", "decision__told")[:n]
+    )
+    told, arrival = [], []
+    for submitted, body in rows:
+        try:
+            told.append(Told.from_dict(body).values()[:2])
+        except (KeyError, TypeError, ValueError):
+            continue
+        arrival.append(bk.site_seconds(site, submitted))
+    a = np.array(arrival, dtype=float)
+    order = np.argsort(a, kind="stable")
+    figures = np.array(told, dtype=float).reshape(-1, 2)[order]
+    return ToldWaiting(figures[:, 0], figures[:, 1], a[order])
+
+
 # This process's: site -> (queue view key, its told jobs that started)
 _TOLD: LRU[tuple[Hashable, ToldStarted]] = LRU(16)
+# and -> (queue view key, its told jobs still waiting)
+_WAITING: LRU[tuple[Hashable, ToldWaiting]] = LRU(16)
 
 
 def told_now(site: Site, view_key: Hashable = None) -> ToldStarted:
@@ -151,4 +196,12 @@ def told_now(site: Site, view_key: Hashable = None) -> ToldStarted:
     read = _TOLD.get(site.pk)
     if read is None or view_key is None or read[0] != view_key:
         read = _TOLD.put(site.pk, (view_key, told_started(site)))
+    return read[1]
+
+
+def waiting_now(site: Site, view_key: Hashable = None) -> ToldWaiting:
+    """:func:`told_waiting` as of the queue view ``view_key`` (as :func:`told_now`)."""
+    read = _WAITING.get(site.pk)
+    if read is None or view_key is None or read[0] != view_key:
+        read = _WAITING.put(site.pk, (view_key, told_waiting(site)))
     return read[1]

@@ -476,14 +476,35 @@ def test_the_answer_says_how_far_off_the_waits_the_site_told_were() -> None:
     assert got["mean_wait_s"] == pytest.approx(waited.mean(), abs=1e-3)
     assert f"({n - odd.sum()} told before the rule was kept" in got["about"]
     # the chance to start within T: the same told jobs, the site's rule now, the trace's rule
+    from predictor.core.wait.km_within import p_within_censored
     from predictor.core.wait.p_within import p_within
 
     asked = client.post(url, {**query, "within_s": 600.0}, format="json").data["wait"]
     told = site_told.told_started(site)
     want = p_within(np.array([asked["point_s"]]), told.told_s(rule), told.wait_s, 600.0)
-    assert asked["within"]["p"] == float(want[0]) and asked["within"]["jobs"] == n
+    assert asked["within"]["p"] == pytest.approx(float(want[0]), abs=1e-12)
+    assert asked["within"]["jobs"] == n and asked["within"]["waiting"] == 0
     assert asked["within"]["within_s"] == 600.0
     assert client.post(url, query, format="json").data["wait"]["within"] is None
+    # a told job still waiting (for two days) counts as waiting at least that long
+    SiteJob.objects.create(
+        site=site, owner=owner, script="#!/bin/sh\n", procs_requested=4, procs_chosen=4,
+        time_limit_s=600, state=SiteJob.PENDING, arrived_at=base, submitted_at=base,
+        backend_job_id="w0", decision={"told": {"history_s": 10.0, "queue_s": 20.0,
+                                                "runtime_s": 300.0}},
+    )  # fmt: skip
+    queue_view.changed(site)
+    again = client.post(url, {**query, "within_s": 600.0}, format="json").data["wait"]
+    later = again["within"]
+    waiting = site_told.told_waiting(site)
+    assert later["waiting"] == 1 and waiting.arrival_s.size == 1 and later["jobs"] == n + 1
+    said = np.concatenate([waiting.told_s(rule), told.told_s(rule)])  # it arrived first
+    waited = np.concatenate([[2 * 86400.0], told.wait_s])
+    started = np.arange(n + 1) > 0
+    km = p_within_censored(np.array([again["point_s"]]), said, waited, started, 600.0)
+    assert later["p"] == pytest.approx(float(km[0]), abs=1e-12)
+    assert later["p"] < asked["within"]["p"]
+    assert "1 still waiting" in later["about"]
 
 
 def test_a_site_interval_says_which_of_the_told_jobs_it_read(monkeypatch) -> None:
