@@ -151,9 +151,12 @@ TERMS = (
         method's recent errors, said 3% where 10-19% started). The API answers it as
         p_within when asked with within_s.
 
-        A live site reads it off the jobs submitted through it that have started: the 200
-        whose told wait was nearest this job's, and the share that started within the time
-        you give (wait.within in its answer). Until 30 such jobs have started it gives none.
+        A live site reads it off the jobs submitted through it, started or still waiting:
+        the 200 whose told wait was nearest this job's, and their chance to start within the
+        time you give, a job still waiting counted as waiting at least as long as it has so
+        far (the Kaplan-Meier estimate, since stop 61; wait.within in its answer). The first
+        jobs to start are the short waits, so the share of the started ones alone said too
+        much on a new site. Until 30 such jobs have started it gives none.
         """,
         WAITS,
         "predictor/core/wait/p_within.py",
