@@ -3,7 +3,7 @@ within T, before and since stop 58, through the service's own ``RecentScorer``.
 
     python benchmarks/p_within_calibration.py --swf KTH-SP2-1996-2.1-cln.swf.gz \\
         [--part test|tuning] [--arrivals 1500] [--method auto] [--seed 1] \\
-        [--neighbours 50 100 200 400 --windows 1000 2000] [--errors]
+        [--neighbours 50 100 200 400 --windows 1000 2000] [--errors] [--waiting]
 
 Fits the bundle the service fits (``fit_bundle``, the wait method ``auto`` by default; its
 first 20% of jobs is the tuning part), then at ``--arrivals`` random arrivals (test part: from
@@ -22,7 +22,10 @@ calibration error (ECE: ten bins of P, the mean |P - share| weighted by the bin'
 all T) and Brier score. ``--neighbours``/``--windows`` add rows for other settings (the choice
 was made with them on the tuning parts, by the Brier score: ``p_within``'s docstring);
 ``--errors`` adds each of them read off the neighbours' errors added to the prediction (the
-wait interval's reading since stop 60; not taken for the chance to start).
+wait interval's reading since stop 60; not taken for the chance to start). ``--waiting`` adds
+two rows over the last 2,000 jobs *arrived* by the instant (not started): the share of the
+200 nearest started ones, and the Kaplan-Meier estimate over the 200 nearest started or still
+waiting (``km_within``, a live site's reading since stop 61).
 """
 
 from __future__ import annotations
@@ -69,8 +72,14 @@ def main() -> None:
         action="store_true",
         help="also each grid setting on the neighbours' errors shifted by p",
     )
+    ap.add_argument(
+        "--waiting",
+        action="store_true",
+        help="also the last 2,000 arrived: their started share and Kaplan-Meier with the waiting",
+    )
     args = ap.parse_args()
     setup_django()
+    from predictor.core.wait.km_within import p_within_censored
     from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, p_within
     from predictor.core.wait.recent import RecentScorer, recent_rows
     from queuecast.progress import progress_bar
@@ -91,6 +100,8 @@ def main() -> None:
     grid = [(k, w) for w in args.windows or [] for k in args.neighbours or []]
     rules = ["before", f"now ({NEIGHBOURS} of {WINDOW})"] + [f"{k} of {w}" for k, w in grid]
     rules += [f"errors {k} of {w}" for k, w in grid] if args.errors else []
+    arrived = ["arrived: started share", "arrived: waiting counted"] if args.waiting else []
+    rules += arrived
     p = {r: np.zeros((rows.size, TS.size)) for r in rules}
     hit = wait[rows, None] <= TS[None, :]
     t0 = time.process_time()
@@ -109,6 +120,17 @@ def main() -> None:
                 if args.errors:
                     p[f"errors {name}"][n] = [p_within(pred, got, wait[r], t, k, residual=True)[0]
                                               for t in TS]  # fmt: skip
+            if args.waiting:  # the last WINDOW arrived by now: started, or waiting so far
+                came = np.arange(max(int(i) - WINDOW, 0), int(i))
+                came = came[(wait[came] >= 0) & (submit[came] <= at)]
+                started = submit[came] + wait[came] <= at
+                waited = np.where(started, wait[came], at - submit[came])
+                said = scorer.memo.wait_s(came)
+                if started.any():
+                    p[arrived[0]][n] = [p_within(pred, said[started], wait[came][started], t)[0]
+                                        for t in TS]  # fmt: skip
+                    p[arrived[1]][n] = [p_within_censored(pred, said, waited, started, t)[0]
+                                        for t in TS]  # fmt: skip
             bar((n + 1) / rows.size)
     print(f"answered in {time.process_time() - t0:.1f} CPU-s")
     by_t = [

@@ -66,11 +66,13 @@ class WaitAnswerSerializer(serializers.Serializer):
     within_s = serializers.FloatField(allow_null=True)
     p_within = serializers.FloatField(
         allow_null=True,
-        help_text="P(start within within_s): the share of the p_within_jobs recent started jobs "
-        "whose predicted wait was nearest this one's (log scale) that started within it.",
+        help_text="P(start within within_s): of the p_within_jobs recent jobs (arrived by then, "
+        "started or still waiting) whose predicted wait was nearest this one's (log scale), "
+        "the Kaplan-Meier chance to start within it, a job still waiting counted as waiting "
+        "at least as long as it has so far.",
     )
     p_within_jobs = serializers.IntegerField(
-        help_text="The recent started jobs p_within counts (0: within_s not asked)."
+        help_text="The recent jobs p_within counts (0: within_s not asked)."
     )
     recent_jobs = serializers.IntegerField(
         help_text="Recent started jobs behind recent_aae_s and recent_mean_wait_s."

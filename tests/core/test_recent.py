@@ -91,9 +91,11 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
         np.testing.assert_array_equal(got.rows, want.rows)
         np.testing.assert_array_equal(got.pred_s, want.pred_s)
         np.testing.assert_array_equal(got.wait_s, want.wait_s)
-    # an instant predicts the rows its adaptive interval replays too (the last 200 started)
+    # an instant predicts the rows its adaptive interval replays (the last 200 started) and
+    # those P(start within T) reads (the last 200 arrived, started or not) too
     at = [float(jobs["submit_time"].iloc[i]) for i in (300, 310, 480)]
-    picked = [recent_rows(jobs, t, i, n=200) for t, i in zip(at, (300, 310, 480), strict=True)]
+    picked = [np.union1d(recent_rows(jobs, t, i, n=200), scorer.usable[scorer.usable < i][-200:])
+              for t, i in zip(at, (300, 310, 480), strict=True)]  # fmt: skip
     asked = np.unique(np.concatenate(picked))
     assert counting.rows == asked.size  # overlapping instants re-predicted nothing
     before = counting.rows
@@ -112,21 +114,34 @@ def test_scorer_equals_recent_errors_and_predicts_each_row_once():
     assert (told["low_s"][0], told["high_s"][0]) == (low[0], high[0])
 
 
-def test_p_within_reads_the_jobs_predicted_like_the_request_among_the_window(monkeypatch):
+def test_p_within_reads_the_jobs_predicted_like_the_request_among_those_arrived(monkeypatch):
+    """The last WINDOW rows arrived by the instant, started (their wait) or still waiting (the
+    time waited so far, nothing later read), and their Kaplan-Meier chance (stop 61)."""
+    from predictor.core.wait.km_within import p_within_censored
+
     monkeypatch.setattr(recent, "WINDOW", 150)
     jobs, method, counting, scorer = counted_scorer(12)
-    wait = jobs["wait_time"].to_numpy()
-    t = float(jobs["submit_time"].iloc[450])
+    wait, submit = jobs["wait_time"].to_numpy(), jobs["submit_time"].to_numpy()
+    t = float(submit[450])
     pool = scorer.at(t, 450)
     before = counting.rows
-    like = scorer.window(t, 450)  # among the replayed rows: nothing predicted again
+    like = scorer.window(t, 450)  # at() has predicted them: nothing predicted again
     assert counting.rows == before and scorer.window(t, 450) is like
-    rows = recent_rows(jobs, t, 450, n=150)
+    rows = scorer.usable[scorer.usable < 450][-150:]
     np.testing.assert_array_equal(like.rows, rows)
     np.testing.assert_array_equal(like.pred_s, method.predict_rows(rows).wait_s)
-    ans = pool.answer(np.array([500.0, 5000.0]), 0.9, 1800.0, like=like)
-    want = p_within(np.array([500.0, 5000.0]), like.pred_s, wait[rows], 1800.0)
+    started = submit[rows] + wait[rows] <= t
+    assert started.any() and not started.all()  # some still waiting at t
+    np.testing.assert_array_equal(like.started, started)
+    np.testing.assert_array_equal(like.waited_s[started], wait[rows][started])
+    np.testing.assert_array_equal(like.waited_s[~started], t - submit[rows][~started])
+    assert np.all(like.waited_s[~started] < wait[rows][~started])  # nothing after t is read
+    asked = np.array([500.0, 5000.0])
+    ans = pool.answer(asked, 0.9, 1800.0, like=like)
+    want = p_within_censored(asked, like.pred_s, like.waited_s, started, 1800.0)
     np.testing.assert_array_equal(ans["p_within"], want)
+    share = p_within(asked, like.pred_s[started], wait[rows][started], 1800.0)
+    assert np.all(ans["p_within"] <= share)  # here the waiting lower it
     assert ans["p_within_jobs"] == min(NEIGHBOURS, 150) and ans["recent_jobs"] == 120
 
 

@@ -12,9 +12,13 @@ error is usable once its wait is known. The interval is the evaluation's own onl
 request, added to its prediction, at a level their own intervals' misses correct; since stop
 59, errors rather than waits since stop 60. Stop 57 replayed
 the pooled errors of ``intervals.online_intervals``, which held overall but 0.44-0.69 for the
-jobs told over 6 hours at 90%: docs/results.md "Stop 59"). ``P(start within T)`` is the share
-of the same 200 that started within T (:mod:`predictor.core.wait.p_within`, since stop 58;
-:meth:`RecentScorer.window`). The recent AAE and the mean wait read the ``n`` last.
+jobs told over 6 hours at 90%: docs/results.md "Stop 59"). ``P(start within T)`` reads the
+200 predicted nearest of the last 2,000 that *arrived* by then, started or still waiting: their
+Kaplan-Meier chance to start within T, a job still waiting counted as waiting at least as long
+as it has so far (:mod:`predictor.core.wait.km_within`, since stop 61;
+:meth:`RecentScorer.window`). Stop 58 read the share of the last 2,000 that started, which
+overstated it: the jobs still waiting are the long waits. The recent AAE and the mean wait
+read the ``n`` last.
 
 The pool depends on the instant, not on the request: :class:`RecentScorer` builds it once per
 instant (a small LRU) from a :class:`~predictor.core.wait.row_memo.RowWaitMemo`, so a new
@@ -31,12 +35,25 @@ import numpy as np
 from predictor.core.lru import LRU
 from predictor.core.wait.history import KnownHistory
 from predictor.core.wait.intervals import interval_from_pool, scores
+from predictor.core.wait.km_within import p_within_censored
 from predictor.core.wait.local_interval import REPLAYED, LocalNow, local_now
 from predictor.core.wait.p_within import NEIGHBOURS, WINDOW, p_within
 from predictor.core.wait.row_memo import RowWaitMemo
 
 DEFAULT_RECENT = 300
 STATES_BYTES = 16 * 2**20  # interval states kept per scorer: about 500 instants x levels (32 kB)
+
+
+@dataclass(frozen=True)
+class Arrived:
+    """The last rows that arrived by an instant, started or still waiting: their predictions,
+    their wait (started) or the time waited so far (still waiting), and which started.
+    ``P(start within T)`` reads them (:mod:`predictor.core.wait.km_within`)."""
+
+    rows: np.ndarray
+    pred_s: np.ndarray
+    waited_s: np.ndarray
+    started: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -64,13 +81,14 @@ class RecentErrors:
         level: float,
         within_s: float | None = None,
         adaptive: LocalNow | None = None,
-        like: RecentErrors | None = None,
+        like: Arrived | None = None,
     ) -> dict[str, Any]:
         """Interval, ``P(start within T)`` and recent accuracy for predictions ``pred_s``; the
         interval from ``adaptive`` (:meth:`RecentScorer.adaptive`) when given, else split
         conformal over these jobs' errors; ``P`` from the jobs predicted most like each
-        among ``like`` (:meth:`RecentScorer.window`), else among these jobs
-        (:func:`predictor.core.wait.p_within.p_within`).
+        among ``like`` (:meth:`RecentScorer.window`, started or still waiting:
+        :func:`predictor.core.wait.km_within.p_within_censored`), else among these jobs
+        (all started: :func:`predictor.core.wait.p_within.p_within`).
 
         Raises ``ValueError`` when no recent job is known (nothing to calibrate from).
         """
@@ -89,9 +107,14 @@ class RecentErrors:
         }
         if within_s is not None:
             out["within_s"] = float(within_s)
-            like = self if like is None or not like.rows.size else like
-            out["p_within"] = p_within(pred_s, like.pred_s, like.wait_s, within_s)
-            out["p_within_jobs"] = min(NEIGHBOURS, int(like.rows.size))
+            if like is None or not like.rows.size:
+                out["p_within"] = p_within(pred_s, self.pred_s, self.wait_s, within_s)
+                read = self.rows.size
+            else:
+                out["p_within"] = p_within_censored(pred_s, like.pred_s, like.waited_s,
+                                                    like.started, within_s)  # fmt: skip
+                read = like.rows.size
+            out["p_within_jobs"] = min(NEIGHBOURS, int(read))
         return out
 
 
@@ -139,11 +162,12 @@ class RecentScorer:
     ) -> None:  # fmt: skip
         self.jobs, self.n, self.replayed = jobs, n, max(int(replayed), n)
         self.known = KnownHistory.from_jobs(jobs)
+        self.usable = np.sort(self.known.order)  # usable rows in arrival order
         self.submit_s = jobs["submit_time"].to_numpy(float)
         self.wait = jobs["wait_time"].to_numpy(float)
         self.memo = RowWaitMemo(method, len(jobs))
         self.cache: LRU[RecentErrors] = LRU(size=size)
-        self.windows: LRU[RecentErrors] = LRU(size=size)  # their own: pools are not evicted
+        self.windows: LRU[Arrived] = LRU(size=size)  # their own: pools are not evicted
         # a state costs a replay (tens of ms) to make again, so more are kept than pools
         self.states: LRU[tuple[LocalNow | None]] = LRU(max_bytes=STATES_BYTES)
 
@@ -156,8 +180,7 @@ class RecentScorer:
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
         if (float(known_at_s), n_before) in self.cache:
             return False
-        rows = recent_rows(self.jobs, known_at_s, n_before, self.replayed, self.known)
-        return not bool(self.memo.known[rows].all())
+        return not bool(self.memo.known[self._needed(known_at_s, n_before)].all())
 
     def at(self, known_at_s: float, n_before: int | None = None) -> RecentErrors:
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
@@ -165,20 +188,37 @@ class RecentScorer:
         found = self.cache.get(key)
         if found is not None:
             return found
-        # every row the adaptive level replays (:meth:`adaptive`) predicted in one call
-        self.memo.wait_s(recent_rows(self.jobs, known_at_s, n_before, self.replayed, self.known))
+        # every row the adaptive level replays (:meth:`adaptive`) and P(start within T)
+        # reads (:meth:`window`) predicted in one call
+        self.memo.wait_s(self._needed(known_at_s, n_before))
         return self.cache.put(key, self._errors(known_at_s, n_before, self.n))
 
-    def window(self, known_at_s: float, n_before: int | None = None) -> RecentErrors:
-        """The last ``p_within.WINDOW`` rows that started by ``known_at_s``: ``P(start within
-        T)`` reads them (among the replayed rows: :meth:`at` has predicted them)."""
+    def _needed(self, known_at_s: float, n_before: int) -> np.ndarray:
+        """The rows an instant reads: the replayed started ones and the arrived window."""
+        started = recent_rows(self.jobs, known_at_s, n_before, self.replayed, self.known)
+        return np.union1d(started, self._arrived_rows(known_at_s, n_before))
+
+    def _arrived_rows(self, known_at_s: float, n_before: int) -> np.ndarray:
+        """The last ``p_within.WINDOW`` usable rows below ``n_before`` submitted by
+        ``known_at_s``, in arrival order."""
+        below = min(int(n_before), self.arrived(known_at_s))
+        rows = self.usable[: int(np.searchsorted(self.usable, below))]
+        return rows[-min(WINDOW, self.replayed) :]
+
+    def window(self, known_at_s: float, n_before: int | None = None) -> Arrived:
+        """The last ``p_within.WINDOW`` rows that arrived by ``known_at_s``, started or still
+        waiting: ``P(start within T)`` reads them (since stop 61; the last that *started*
+        before, which overstated it: docs/results.md "Stop 61")."""
         n_before = self.arrived(known_at_s) if n_before is None else int(n_before)
         key = (float(known_at_s), n_before)
         found = self.windows.get(key)
         if found is not None:
             return found
-        n = min(WINDOW, self.replayed)
-        return self.windows.put(key, self._errors(known_at_s, n_before, n))
+        rows = self._arrived_rows(known_at_s, n_before)
+        submit, wait = self.submit_s[rows], self.wait[rows]
+        started = submit + wait <= float(known_at_s)
+        waited = np.where(started, wait, float(known_at_s) - submit)
+        return self.windows.put(key, Arrived(rows, self.memo.wait_s(rows), waited, started))
 
     def _errors(self, known_at_s: float, n_before: int, n: int) -> RecentErrors:
         rows = recent_rows(self.jobs, known_at_s, n_before, n, self.known)
