@@ -1,5 +1,5 @@
 """Does ``P(start within T)`` hold? The trace API's probability against how often jobs started
-within T, before and since stop 58, through the service's own ``RecentScorer``.
+within T, before and since stops 58 and 61, through the service's own ``RecentScorer``.
 
     python benchmarks/p_within_calibration.py --swf KTH-SP2-1996-2.1-cln.swf.gz \\
         [--part test|tuning] [--arrivals 1500] [--method auto] [--seed 1] \\
@@ -12,9 +12,10 @@ part) answers each job as the API would have at its arrival, for nine T from 1 m
 
 - *before*: the errors ``e_j = y_j - p_j`` of the 300 jobs that started last, shifted by the
   job's prediction ``p`` (``P = #{e_j <= T - p} / 300``: the rule until stop 58);
-- *now*: ``RecentErrors.answer`` with ``RecentScorer.window`` (``predictor.core.wait.p_within``:
-  the share of the 200 of the last 2,000 started jobs predicted nearest ``p`` that started
-  within T).
+- *now*: ``RecentErrors.answer`` with ``RecentScorer.window`` (since stop 61 the Kaplan-Meier
+  chance, ``predictor.core.wait.km_within``, over the 200 of the last 2,000 jobs *arrived*,
+  started or still waiting, predicted nearest ``p``; stop 58's share of the 200 of the last
+  2,000 *started* is the row ``200 of 2000`` that ``--neighbours 200 --windows 2000`` adds).
 
 Prints, per T, the share of the jobs that started within T beside each rule's mean P, then
 the answers by their P (how often what was said happened), then each rule's expected
@@ -25,7 +26,7 @@ was made with them on the tuning parts, by the Brier score: ``p_within``'s docst
 wait interval's reading since stop 60; not taken for the chance to start). ``--waiting`` adds
 two rows over the last 2,000 jobs *arrived* by the instant (not started): the share of the
 200 nearest started ones, and the Kaplan-Meier estimate over the 200 nearest started or still
-waiting (``km_within``, a live site's reading since stop 61).
+waiting (``km_within``: *now* since stop 61, computed here on its own as a check).
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ def km_within(waited_s: np.ndarray, started: np.ndarray, within_s: float) -> flo
     d = np.asarray(started, dtype=bool)
     if x.size == 0:
         raise ValueError("no jobs to estimate from")
+    if d.all():  # nothing censored: the share, exactly (the product equals it but for rounding)
+        return float(np.mean(x <= float(within_s)))
     order = np.lexsort((~d, x))  # by time, the starts before the censored at the same time
     x, d = x[order], d[order]
     at_risk = x.size - np.arange(x.size)
