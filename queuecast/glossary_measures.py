@@ -148,9 +148,10 @@ TERMS = (
         predicted wait was nearest this job's (on a log scale), and their chance to start
         within the time you give, a job still waiting counted as waiting at least as long as
         it has so far (the Kaplan-Meier estimate, since stop 61; stop 58 read the share of
-        the started ones, which the jobs still waiting, the long waits, made too high). On the shared logs' test parts, when it says 20% about 20% of the jobs start in
-        time: its calibration error is 0.010-0.014 (the rule before stop 58, a shift of the
-        method's recent errors, said 3% where 10-19% started). The API answers it as
+        the started ones, which the jobs still waiting, the long waits, made too high). On
+        the shared logs' test parts, when it says 20% about 20% of the jobs start in time: its
+        calibration error is 0.010-0.014 (the rule before stop 58, a shift of the method's
+        recent errors, said 3% where 10-19% started). The API answers it as
         p_within when asked with within_s.
 
         A live site reads it off the jobs submitted through it, started or still waiting:
