@@ -24,6 +24,12 @@ for calibration and sharpness together. The calibration error alone keeps fallin
 towards the whole window, whose share is the same for every request. The interval is read
 off the same neighbours (:mod:`predictor.core.wait.local_interval`, since stop 59), so nothing
 more is predicted.
+
+Since stop 61 the service reads the neighbours among the last ``WINDOW`` jobs that *arrived*
+by ``t``, started or still waiting, with :mod:`predictor.core.wait.km_within` (the
+Kaplan-Meier estimate: a job still waiting counts as waiting at least as long as it has so
+far); where all of them started that is this share. The started ones alone overstated the
+chance where many still waited: a new site, a log's busy months (docs/results.md "Stop 61").
 """
 
 from __future__ import annotations
