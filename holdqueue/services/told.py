@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,8 @@ from jobmolding.core.headline import RULES, headline_wait
 from jobmolding.core.told import Told, ToldRows
 from predictor.core.lru import LRU
 from predictor.core.wait.local_interval import REPLAYED
+
+V = TypeVar("V")
 
 
 def told_record(predictor: Any, at_s: float, procs: int) -> dict[str, Any]:
@@ -78,14 +80,24 @@ def _told(decision: Any) -> Told | None:
 
 
 @dataclass(frozen=True)
-class ToldStarted:
-    """The told jobs that started, in arrival order (site seconds): their two told figures
-    (the history estimate and the queue-based start, ``nan`` where there was none), the
-    headline rule that made the wait each was told (``""``: told before stop 58, not kept),
-    the wait, the arrival and the start."""
+class _Figures:
+    """Told jobs' two told figures: the history estimate and the queue-based start (``nan``
+    where there was none)."""
 
     history_s: np.ndarray
     queue_s: np.ndarray
+
+    def told_s(self, rule: str) -> np.ndarray:
+        """The wait ``rule`` makes of each job's two figures (``headline.headline_wait``)."""
+        return headline_wait(rule, self.history_s, self.queue_s)
+
+
+@dataclass(frozen=True)
+class ToldStarted(_Figures):
+    """The told jobs that started, in arrival order (site seconds): their two told figures,
+    the headline rule that made the wait each was told (``""``: told before stop 58, not
+    kept), the wait, the arrival and the start."""
+
     wait_s: np.ndarray
     arrival_s: np.ndarray
     start_s: np.ndarray
@@ -96,10 +108,6 @@ class ToldStarted:
         if self.arrival_s.size == 0:
             return (0, 0.0, 0.0)
         return (self.arrival_s.size, float(self.start_s.max()), float(self.arrival_s[-1]))
-
-    def told_s(self, rule: str) -> np.ndarray:
-        """The wait ``rule`` makes of each job's two figures (``headline.headline_wait``)."""
-        return headline_wait(rule, self.history_s, self.queue_s)
 
     def as_told_s(self, rule: str) -> np.ndarray:
         """The wait each job was told: its own rule's, ``rule``'s where none was kept."""
@@ -113,18 +121,30 @@ class ToldStarted:
 def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
     """The last ``n`` jobs submitted through ``site`` at their decision (they kept what they
     were told) that have started."""
+    figures, rules, a, s = _read_told(site, n, started=True)
+    wait = np.maximum(s - a, 0.0)  # a start stamped before the submission: no wait
+    return ToldStarted(figures[:, 0], figures[:, 1], wait, a, a + wait, rules)
+
+
+def _read_told(
+    site: Site, n: int, started: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(figures (m, 2), rules, arrival_s, start_s)`` of the last ``n`` told jobs that have
+    started (``started``) or are in the batch system and have not (submitted or pending), in
+    arrival order (site seconds; ``start_s`` nan for the latter)."""
+    jobs = SiteJob.objects.filter(
+        site=site, submitted_at__isnull=False, started_at__isnull=not started,
+        decision__has_key="told",
+    )  # fmt: skip
+    if not started:
+        jobs = jobs.filter(state__in=(SiteJob.SUBMITTED, SiteJob.PENDING))
     rows = list(
-        SiteJob.objects.filter(
-            site=site,
-            submitted_at__isnull=False,
-            started_at__isnull=False,
-            decision__has_key="told",
-        )  # fmt: skip
-        .order_by("-submitted_at", "-id")
-        .values_list("submitted_at", "started_at", "decision__told")[:n]
+        jobs.order_by("-submitted_at", "-id").values_list(
+            "submitted_at", "started_at", "decision__told"
+        )[:n]
     )
     told, rules, arrival, start = [], [], [], []
-    for submitted, started, body in rows:
+    for submitted, began, body in rows:
         try:
             kept = Told.from_dict(body)
         except (KeyError, TypeError, ValueError):
@@ -133,55 +153,27 @@ def told_started(site: Site, n: int = REPLAYED) -> ToldStarted:
         rule = body.get("rule")
         rules.append(rule if isinstance(rule, str) and rule in RULES else "")
         arrival.append(bk.site_seconds(site, submitted))
-        start.append(bk.site_seconds(site, started))
+        start.append(bk.site_seconds(site, began) if began is not None else np.nan)
     a, s = np.array(arrival, dtype=float), np.array(start, dtype=float)
     order = np.argsort(a, kind="stable")
     figures = np.array(told, dtype=float).reshape(-1, 2)[order]
-    a, s = a[order], s[order]
-    wait = np.maximum(s - a, 0.0)  # a start stamped before the submission: no wait
-    kept_rules = np.array(rules, dtype=object)[order]
-    return ToldStarted(figures[:, 0], figures[:, 1], wait, a, a + wait, kept_rules)
+    return figures, np.array(rules, dtype=object)[order], a[order], s[order]
 
 
 @dataclass(frozen=True)
-class ToldWaiting:
+class ToldWaiting(_Figures):
     """The told jobs in the batch system that have not started, in arrival order (site
     seconds): their two told figures and their arrival. ``P(start within T)`` counts them as
     waiting at least as long as they have so far (``predictor.core.wait.km_within``)."""
 
-    history_s: np.ndarray
-    queue_s: np.ndarray
     arrival_s: np.ndarray
-
-    def told_s(self, rule: str) -> np.ndarray:
-        return headline_wait(rule, self.history_s, self.queue_s)
 
 
 def told_waiting(site: Site, n: int = REPLAYED) -> ToldWaiting:
     """The last ``n`` jobs submitted through ``site`` at their decision that are in its batch
     system and have not started (submitted or pending)."""
-    rows = list(
-        SiteJob.objects.filter(
-            site=site,
-            state__in=(SiteJob.SUBMITTED, SiteJob.PENDING),
-            submitted_at__isnull=False,
-            started_at__isnull=True,
-            decision__has_key="told",
-        )  # fmt: skip
-        .order_by("-submitted_at", "-id")
-        .values_list("submitted_at", "decision__told")[:n]
-    )
-    told, arrival = [], []
-    for submitted, body in rows:
-        try:
-            told.append(Told.from_dict(body).values()[:2])
-        except (KeyError, TypeError, ValueError):
-            continue
-        arrival.append(bk.site_seconds(site, submitted))
-    a = np.array(arrival, dtype=float)
-    order = np.argsort(a, kind="stable")
-    figures = np.array(told, dtype=float).reshape(-1, 2)[order]
-    return ToldWaiting(figures[:, 0], figures[:, 1], a[order])
+    figures, _, a, _ = _read_told(site, n, started=False)
+    return ToldWaiting(figures[:, 0], figures[:, 1], a)
 
 
 # This process's: site -> (queue view key, its told jobs that started)
@@ -193,15 +185,18 @@ _WAITING: LRU[tuple[Hashable, ToldWaiting]] = LRU(16)
 def told_now(site: Site, view_key: Hashable = None) -> ToldStarted:
     """:func:`told_started` as of the queue view ``view_key`` (``queue_view.QueueView``'s read
     time and token): under the same view the jobs are not read again (None: read now)."""
-    read = _TOLD.get(site.pk)
-    if read is None or view_key is None or read[0] != view_key:
-        read = _TOLD.put(site.pk, (view_key, told_started(site)))
-    return read[1]
+    return _per_view(_TOLD, site, view_key, told_started)
 
 
 def waiting_now(site: Site, view_key: Hashable = None) -> ToldWaiting:
     """:func:`told_waiting` as of the queue view ``view_key`` (as :func:`told_now`)."""
-    read = _WAITING.get(site.pk)
-    if read is None or view_key is None or read[0] != view_key:
-        read = _WAITING.put(site.pk, (view_key, told_waiting(site)))
-    return read[1]
+    return _per_view(_WAITING, site, view_key, told_waiting)
+
+
+def _per_view(
+    cache: LRU[tuple[Hashable, V]], site: Site, view_key: Hashable, read: Callable[[Site], V]
+) -> V:
+    held = cache.get(site.pk)
+    if held is None or view_key is None or held[0] != view_key:
+        held = cache.put(site.pk, (view_key, read(site)))
+    return held[1]
